@@ -1,0 +1,1 @@
+"""recallmem: long-term memory for LangChain agents."""

@@ -1,0 +1,78 @@
+"""Configuration, from arguments or ``RECALLMEM_*`` environment variables.
+
+>>> MemoryConfig(home="/tmp/mem").chroma_path.name
+'chroma'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_home() -> Path:
+    """``$RECALLMEM_HOME``, else ``$XDG_DATA_HOME/recallmem``, else ``~/.local/share/recallmem``."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "recallmem"
+
+
+class MemoryConfig(BaseSettings):
+    """Every setting of a :class:`recallmem.Memory`; each can be set as ``RECALLMEM_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="RECALLMEM_", extra="forbid")
+
+    home: Path = Field(default_factory=default_home, description="Data directory.")
+    chroma_url: str | None = Field(
+        default=None, description="Use a Chroma server (http://host:port) instead of embedded."
+    )
+    chroma_token: SecretStr | None = Field(default=None, description="Chroma server auth token.")
+    collection: str = Field(default="recallmem", description="Prefix of the Chroma collections.")
+
+    # Retrieval
+    recall_k: int = Field(default=6, ge=1, le=100)
+    dedup_similarity: float = Field(
+        default=0.88,
+        ge=0.5,
+        le=1.0,
+        description="Cosine at or above which a new fact confirms an existing one.",
+    )
+    recency_half_life_days: float = Field(default=30.0, gt=0)
+    index_cache_users: int = Field(
+        default=512, ge=1, description="How many users' hot indexes one process keeps."
+    )
+
+    # Extraction
+    min_confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    max_facts_per_scope: int = Field(default=1000, ge=10)
+    debounce_seconds: float = Field(default=30.0, ge=0.0)
+    max_wait_seconds: float = Field(default=120.0, ge=0.0)
+    flush_message_count: int = Field(default=20, ge=1)
+    max_attempts: int = Field(default=5, ge=1)
+    prompt_dir: Path | None = Field(default=None, description="Overrides for prompts/*.yaml.")
+
+    # Injection
+    max_injection_tokens: int = Field(default=2000, ge=100)
+
+    # Chat model (OpenAI-compatible), used by extraction and the chat endpoint
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    llm_model: str | None = None
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _expand_home(cls, value: object) -> object:
+        return Path(value).expanduser() if isinstance(value, str | Path) else value
+
+    @property
+    def chroma_path(self) -> Path:
+        """Where the embedded Chroma database lives."""
+        return self.home / "chroma"
+
+    @property
+    def queue_path(self) -> Path:
+        """Where the durable extraction queue lives."""
+        return self.home / "queue.sqlite3"

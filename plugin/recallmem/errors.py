@@ -1,0 +1,61 @@
+"""Errors for developers: each says what happened and how to fix it.
+
+Errors meant for the model (inside tools) are ``ToolException`` text instead; see
+``recallmem.agent.tools``.
+"""
+
+from __future__ import annotations
+
+
+class RecallmemError(Exception):
+    """Base of every error recallmem raises on purpose."""
+
+
+class InvalidInputError(RecallmemError, ValueError):
+    """An argument is malformed: blank content, an unknown category, a bad confidence..."""
+
+
+class MissingScopeError(InvalidInputError):
+    """No user (or other scope key) was given where one is required."""
+
+
+class FactNotFoundError(RecallmemError, KeyError):
+    """No fact with that id exists in the caller's scope."""
+
+    def __init__(self, fact_id: str) -> None:
+        super().__init__(fact_id)
+        self.fact_id = fact_id
+
+    def __str__(self) -> str:
+        return (
+            f"no fact with id {self.fact_id!r} in this scope; list the user's facts with "
+            "memory.list(user_id=...) to find valid ids"
+        )
+
+
+class EmbeddingMismatchError(RecallmemError):
+    """The collection was built with a different embedding model than the one given."""
+
+
+class StoreError(RecallmemError):
+    """The vector store could not be opened, read or written."""
+
+
+class ImportRejectedError(RecallmemError):
+    """An import payload failed validation; nothing was written."""
+
+    def __init__(self, message: str, rejected: list[tuple[int, str]]) -> None:
+        super().__init__(message)
+        self.rejected = rejected
+
+
+class ExtractionError(RecallmemError):
+    """The model's output could not be turned into facts; the window stays queued."""
+
+
+class ModelNotConfiguredError(RecallmemError):
+    """An operation needs a chat model and none was given or configured."""
+
+
+class PromptError(RecallmemError):
+    """A prompt file is malformed: unknown keys, missing variables, bad YAML."""

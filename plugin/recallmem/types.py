@@ -1,0 +1,186 @@
+"""The vocabulary every stage speaks: facts, their provenance, scores and profiles.
+
+All timestamps are timezone-aware UTC. Models are immutable: a change is a new copy
+(``fact.model_copy(update=...)``), so a fact handed to a caller never mutates under it.
+
+>>> fact = Fact(content="Prefers reports in Chinese", category="preference", user_id="u1")
+>>> fact.status, fact.confidence
+(<Status.ACTIVE: 'active'>, 0.9)
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+MAX_CONTENT_CHARS = 2000
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def _as_utc(value: datetime) -> datetime:
+    # A naive timestamp is ambiguous; we refuse to guess its zone.
+    if value.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware (use datetime.now(UTC))")
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+
+
+class Category(StrEnum):
+    """What kind of thing a fact says about the user."""
+
+    IDENTITY = "identity"
+    PREFERENCE = "preference"
+    KNOWLEDGE = "knowledge"
+    CONTEXT = "context"
+    BEHAVIOR = "behavior"
+    GOAL = "goal"
+    TODO = "todo"
+    DECISION = "decision"
+    CORRECTION = "correction"
+
+
+class Status(StrEnum):
+    """Lifecycle of a fact. Only ``active`` facts are recalled unless asked otherwise."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    DONE = "done"
+    DELETED = "deleted"
+
+
+class Source(BaseModel):
+    """Where a fact came from: the thread, the messages and the quoted evidence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    thread_id: str | None = None
+    message_ids: tuple[str, ...] = ()
+    quote: str | None = Field(default=None, description="The user's own words supporting it.")
+    at: UtcDatetime = Field(default_factory=utcnow)
+    extractor: str | None = Field(default=None, description="'manual', 'tool', a model name.")
+    prompt_version: str | None = None
+
+
+class Revision(BaseModel):
+    """An earlier text of a fact, kept when the fact is edited."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str
+    category: Category
+    at: UtcDatetime
+    reason: str | None = None
+
+
+class Fact(BaseModel):
+    """One typed memory about a user, with its scope, provenance and lifecycle."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    category: Category
+    confidence: float = Field(default=0.9, ge=0.0, le=1.0)
+    user_id: str = Field(min_length=1)
+    agent_id: str | None = None
+    thread_id: str | None = None
+    sources: tuple[Source, ...] = ()
+    source_error: str | None = Field(
+        default=None, description="For a correction: the wrong approach to avoid."
+    )
+    status: Status = Status.ACTIVE
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    pinned: bool = False
+    confirmations: int = Field(default=0, ge=0)
+    history: tuple[Revision, ...] = ()
+    created_at: UtcDatetime = Field(default_factory=utcnow)
+    updated_at: UtcDatetime = Field(default_factory=utcnow)
+    last_accessed_at: UtcDatetime | None = None
+    last_confirmed_at: UtcDatetime | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, value: str) -> str:
+        stripped = value.strip()
+        if not stripped:
+            raise ValueError("content is blank; a fact needs one self-contained sentence")
+        return stripped
+
+    @field_validator("agent_id", "thread_id")
+    @classmethod
+    def _empty_scope_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+
+class ScoreParts(BaseModel):
+    """Why a fact ranked where it did; each part is in [0, 1]."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense: float = 0.0
+    lexical: float = 0.0
+    recency: float = 0.0
+    confidence: float = 0.0
+
+
+class ScoredFact(BaseModel):
+    """A recalled fact, its final score and the parts the score was made of."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fact: Fact
+    score: float
+    parts: ScoreParts
+
+
+PROFILE_SECTIONS = (
+    "work_context",
+    "personal_context",
+    "top_of_mind",
+    "recent",
+    "earlier",
+    "background",
+)
+
+
+class ProfileSection(BaseModel):
+    """One short summary of the user, with when it was last rewritten."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    summary: str = ""
+    updated_at: UtcDatetime | None = None
+
+
+class Profile(BaseModel):
+    """A per-user (and optionally per-agent) summary, injected before the facts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str
+    agent_id: str | None = None
+    work_context: ProfileSection = ProfileSection()
+    personal_context: ProfileSection = ProfileSection()
+    top_of_mind: ProfileSection = ProfileSection()
+    recent: ProfileSection = ProfileSection()
+    earlier: ProfileSection = ProfileSection()
+    background: ProfileSection = ProfileSection()
+
+    def sections(self) -> dict[str, ProfileSection]:
+        """The non-empty sections, in display order."""
+        return {
+            name: section
+            for name in PROFILE_SECTIONS
+            if (section := getattr(self, name)).summary.strip()
+        }
