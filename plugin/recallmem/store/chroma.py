@@ -1,0 +1,225 @@
+"""The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
+
+Two collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector)
+and ``<prefix>_scopes`` (per user: a revision token that changes on every write, and
+the profiles). We always pass our own vectors: Chroma is never given the chance to
+fall back to its default embedding function, which would try to download a model.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from recallmem.config import MemoryConfig
+from recallmem.errors import EmbeddingMismatchError, StoreError
+from recallmem.store.codec import decode, encode, scope_where
+from recallmem.types import Fact, Profile
+
+_SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
+_WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
+
+
+@contextmanager
+def _store_errors(action: str) -> Iterator[None]:
+    try:
+        yield
+    except (EmbeddingMismatchError, StoreError):
+        raise
+    except OSError as exc:
+        raise StoreError(
+            f"could not {action}: {exc}. Check that the data directory is writable and the "
+            "disk is not full; nothing was changed by the failed operation."
+        ) from exc
+    except Exception as exc:
+        raise StoreError(f"could not {action}: {type(exc).__name__}: {exc}") from exc
+
+
+def open_client(config: MemoryConfig) -> Any:
+    """An embedded ``PersistentClient`` under ``config.home``, or an ``HttpClient``."""
+    import chromadb
+
+    settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=False)
+    if config.chroma_url:
+        url = urlparse(config.chroma_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise StoreError(f"chroma_url {config.chroma_url!r} is not an http(s)://host:port URL")
+        headers = {}
+        if config.chroma_token is not None:
+            headers["Authorization"] = f"Bearer {config.chroma_token.get_secret_value()}"
+        with _store_errors(f"connect to the Chroma server at {config.chroma_url}"):
+            return chromadb.HttpClient(
+                host=url.hostname,
+                port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+                headers=headers,
+                settings=settings,
+            )
+    with _store_errors(f"open the embedded Chroma database at {config.chroma_path}"):
+        config.chroma_path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(config.chroma_path), settings=settings)
+
+
+class FactStore:
+    """Facts, revisions and profiles in Chroma. Every read and delete is scoped by user."""
+
+    def __init__(self, client: Any, prefix: str, embedder: str, dimension: int) -> None:
+        self.embedder = embedder
+        self.dimension = dimension
+        with _store_errors("open the recallmem collections"):
+            self._facts = client.get_or_create_collection(
+                f"{prefix}_facts",
+                embedding_function=None,
+                metadata={
+                    "embedding_model": embedder,
+                    "embedding_dim": dimension,
+                    "hnsw:space": "cosine",
+                },
+            )
+            self._scopes = client.get_or_create_collection(
+                f"{prefix}_scopes", embedding_function=None
+            )
+        self._check_embedder(prefix)
+
+    def _check_embedder(self, prefix: str) -> None:
+        recorded = self._facts.metadata or {}
+        model, dim = recorded.get("embedding_model"), recorded.get("embedding_dim")
+        if (model, dim) != (self.embedder, self.dimension):
+            raise EmbeddingMismatchError(
+                f"the collection '{prefix}_facts' was built with embeddings {model!r} "
+                f"({dim} dimensions) but this Memory uses {self.embedder!r} "
+                f"({self.dimension} dimensions); its vectors would be garbage. Open it with "
+                "the embeddings it was built with, or move the memory: `recallmem export` "
+                "with the old embeddings, then `recallmem import` into a new home or "
+                "collection prefix with the new ones (import re-embeds every fact)."
+            )
+
+    # facts ---------------------------------------------------------------
+
+    def upsert(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
+        """Write whole fact records with their vectors."""
+        for start in range(0, len(facts), _WRITE_BATCH):
+            batch = facts[start : start + _WRITE_BATCH]
+            encoded = [encode(f) for f in batch]
+            with _store_errors("write facts to Chroma"):
+                self._facts.upsert(
+                    ids=[f.id for f in batch],
+                    documents=[doc for doc, _ in encoded],
+                    metadatas=[meta for _, meta in encoded],
+                    embeddings=vectors[start : start + _WRITE_BATCH],
+                )
+
+    def update_records(self, facts: Sequence[Fact]) -> None:
+        """Rewrite records whose content did not change (no re-embedding)."""
+        if not facts:
+            return
+        encoded = [encode(f) for f in facts]
+        with _store_errors("update facts in Chroma"):
+            self._facts.update(
+                ids=[f.id for f in facts],
+                documents=[doc for doc, _ in encoded],
+                metadatas=[meta for _, meta in encoded],
+            )
+
+    def load_user(self, user_id: str) -> tuple[list[Fact], np.ndarray]:
+        """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""
+        with _store_errors(f"read the facts of user {user_id!r}"):
+            got = self._facts.get(
+                where=scope_where(user_id), include=["documents", "metadatas", "embeddings"]
+            )
+        facts = [
+            decode(i, d, m)
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
+        vectors = np.asarray(got["embeddings"], dtype=np.float32)
+        return facts, vectors.reshape(len(facts), self.dimension)
+
+    def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:
+        """The facts with these ids (in no particular order), within the user if given."""
+        if not ids:
+            return []
+        where = scope_where(user_id) if user_id is not None else None
+        with _store_errors("read facts from Chroma"):
+            got = self._facts.get(ids=list(ids), where=where, include=["documents", "metadatas"])
+        return [
+            decode(i, d, m)
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
+
+    def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
+        """Ids of a user's facts, narrowed by agent and thread when given."""
+        where = scope_where(user_id, agent_id=agent_id, thread_id=thread_id)
+        with _store_errors("list fact ids"):
+            return list(self._facts.get(where=where, include=[])["ids"])
+
+    def delete(self, ids: Sequence[str], *, user_id: str) -> None:
+        """Erase facts and their vectors; only the user's own ids are touched."""
+        if ids:
+            with _store_errors("delete facts from Chroma"):
+                self._facts.delete(ids=list(ids), where=scope_where(user_id))
+
+    def count(self) -> int:
+        """How many facts the collection holds, all users together."""
+        with _store_errors("count facts"):
+            return int(self._facts.count())
+
+    # scopes: revisions and profiles ---------------------------------------
+
+    def revision(self, user_id: str) -> str | None:
+        """The user's current revision token, or None if the user never wrote."""
+        with _store_errors("read a revision token"):
+            got = self._scopes.get(ids=[_rev_id(user_id)], include=["metadatas"])
+        metas = got["metadatas"]
+        return str(metas[0]["revision"]) if metas else None
+
+    def bump_revision(self, user_id: str) -> str:
+        """Mark the user's memory as changed; other processes reload it on next recall."""
+        token = uuid.uuid4().hex
+        with _store_errors("write a revision token"):
+            self._scopes.upsert(
+                ids=[_rev_id(user_id)],
+                embeddings=[_SCOPE_VECTOR],
+                metadatas=[{"user_id": user_id, "kind": "revision", "revision": token}],
+            )
+        return token
+
+    def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
+        """The stored profile of a user (and agent), if any."""
+        with _store_errors("read a profile"):
+            got = self._scopes.get(
+                ids=[_profile_id(user_id, agent_id)], include=["documents", "metadatas"]
+            )
+        if not got["ids"]:
+            return None
+        profile = Profile.model_validate_json(got["documents"][0])
+        return profile if profile.user_id == user_id else None
+
+    def save_profile(self, profile: Profile) -> None:
+        """Replace the stored profile of ``profile.user_id`` / ``profile.agent_id``."""
+        with _store_errors("write a profile"):
+            self._scopes.upsert(
+                ids=[_profile_id(profile.user_id, profile.agent_id)],
+                embeddings=[_SCOPE_VECTOR],
+                documents=[profile.model_dump_json()],
+                metadatas=[{"user_id": profile.user_id, "kind": "profile"}],
+            )
+
+    def delete_scope(self, user_id: str) -> None:
+        """Erase a user's revision and profiles ("forget me")."""
+        with _store_errors("delete a user's profiles"):
+            self._scopes.delete(where={"user_id": {"$eq": user_id}})
+
+
+def _rev_id(user_id: str) -> str:
+    # json.dumps quotes the id, so "a:b" and a crafted "a" + ":b" cannot collide.
+    return "rev:" + json.dumps(user_id)
+
+
+def _profile_id(user_id: str, agent_id: str | None) -> str:
+    return "profile:" + json.dumps([user_id, agent_id])

@@ -1,0 +1,49 @@
+"""Text normalisation and tokenisation shared by dedup and the lexical index.
+
+Latin text splits into lower-cased words; Chinese, Japanese and Korean text has no
+spaces, so each CJK character is a unit (and the lexical index pairs them into
+bigrams).
+
+>>> normalize("  Prefers  reports in CHINESE. ")
+'prefers reports in chinese'
+>>> units("我用 TypeScript 写前端")
+['我', '用', 'typescript', '写', '前', '端']
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UNIT = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+", re.UNICODE)
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_SPACE_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+# Function words carry no fact of their own; two facts differing only in these say the same.
+STOPWORDS = frozenset(
+    """a an the is are was were be been am i me my mine you your user user's users the
+    of in on at to for with and or as by from that this it its has have had do does did
+    will would should can could about also very really just""".split()
+) | frozenset("的了是在和与也都很就还把被我你他她它们个这那吗呢吧啊")
+
+
+def normalize(text: str) -> str:
+    """Case-folded, NFKC, punctuation collapsed to single spaces: for exact-match dedup."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE_PUNCT.sub(" ", folded).strip()
+
+
+def units(text: str) -> list[str]:
+    """Words for alphabetic scripts, single characters for CJK, in order."""
+    return _UNIT.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def is_cjk(unit: str) -> bool:
+    """Whether a unit is a single CJK character."""
+    return bool(_CJK_CHAR.fullmatch(unit))
+
+
+def content_units(text: str) -> frozenset[str]:
+    """The units of a text that carry meaning (stopwords removed)."""
+    return frozenset(u for u in units(text) if u not in STOPWORDS)
