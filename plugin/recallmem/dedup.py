@@ -15,9 +15,13 @@ True
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 from recallmem.text import content_units, normalize
+from recallmem.types import Fact, Revision
+
+MAX_SOURCES = 20  # provenance kept per fact; older confirmations only count
 
 
 class Match(StrEnum):
@@ -39,3 +43,23 @@ def classify(new: str, old: str, *, cosine: float, threshold: float) -> Match | 
     if old_units <= new_units:
         return Match.RICHER
     return None
+
+
+def confirm(old: Fact, new: Fact, now: datetime) -> Fact:
+    """The old fact, confirmed again by the new one: counted, dated, confidence raised."""
+    return old.model_copy(
+        update={
+            "confirmations": old.confirmations + 1,
+            "last_confirmed_at": now,
+            "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
+            "sources": (*old.sources, *new.sources)[-MAX_SOURCES:],
+        }
+    )
+
+
+def enrich(old: Fact, new: Fact, now: datetime) -> Fact:
+    """The old fact with the new, fuller text; the old text stays in its history."""
+    revision = Revision(content=old.content, category=old.category, at=now, reason="enriched")
+    return confirm(old, new, now).model_copy(
+        update={"content": new.content, "history": (*old.history, revision), "updated_at": now}
+    )

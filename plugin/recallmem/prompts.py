@@ -36,7 +36,9 @@ def placeholders(text: str) -> set[str]:
     try:
         return {field for _, field, _, _ in string.Formatter().parse(text) if field}
     except ValueError as exc:
-        raise PromptError(f"unbalanced braces in template: {exc}; write literal braces as {{{{ }}}}") from exc
+        raise PromptError(
+            f"unbalanced braces in template: {exc}; write literal braces as {{{{ }}}}"
+        ) from exc
 
 
 class PromptMessage(BaseModel):

@@ -35,7 +35,8 @@ class HashingEmbeddings(Embeddings):
             bucket = int.from_bytes(digest[:4], "little") % self.dimension
             vector[bucket] += 1.0 if digest[4] & 1 else -1.0
         norm = np.linalg.norm(vector)
-        return (vector / norm if norm else vector).tolist()  # type: ignore[no-any-return]
+        values: list[float] = (vector / norm if norm else vector).tolist()
+        return values
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed each text."""

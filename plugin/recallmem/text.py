@@ -22,9 +22,60 @@ _SPACE_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 # Function words carry no fact of their own; two facts differing only in these say the same.
 STOPWORDS = frozenset(
-    """a an the is are was were be been am i me my mine you your user user's users the
-    of in on at to for with and or as by from that this it its has have had do does did
-    will would should can could about also very really just""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "user",
+        "user's",
+        "users",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "and",
+        "or",
+        "as",
+        "by",
+        "from",
+        "that",
+        "this",
+        "it",
+        "its",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "should",
+        "can",
+        "could",
+        "about",
+        "also",
+        "very",
+        "really",
+        "just",
+    ]
 ) | frozenset("的了是在和与也都很就还把被我你他她它们个这那吗呢吧啊")
 
 

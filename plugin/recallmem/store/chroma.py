@@ -44,8 +44,9 @@ def _store_errors(action: str) -> Iterator[None]:
 def open_client(config: MemoryConfig) -> Any:
     """An embedded ``PersistentClient`` under ``config.home``, or an ``HttpClient``."""
     import chromadb
+    from chromadb.config import Settings
 
-    settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=False)
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
     if config.chroma_url:
         url = urlparse(config.chroma_url)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -126,6 +127,15 @@ class FactStore:
                 documents=[doc for doc, _ in encoded],
                 metadatas=[meta for _, meta in encoded],
             )
+
+    def touch(self, accessed: Sequence[tuple[str, float]]) -> None:
+        """Record access times alone, so a stale copy can never overwrite a newer record."""
+        if accessed:
+            with _store_errors("record access times"):
+                self._facts.update(
+                    ids=[fact_id for fact_id, _ in accessed],
+                    metadatas=[{"accessed_at": at} for _, at in accessed],
+                )
 
     def load_user(self, user_id: str) -> tuple[list[Fact], np.ndarray]:
         """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""

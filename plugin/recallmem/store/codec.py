@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from recallmem.types import Fact
@@ -47,6 +48,8 @@ def decode(fact_id: str, document: str | None, metadata: Mapping[str, Any] | Non
         raise ValueError(f"record {fact_id!r} was not written by recallmem (no 'record' field)")
     data = json.loads(str(metadata["record"]))
     data["content"] = document or ""
+    if "accessed_at" in metadata:  # written alone by touch(), newer than the record
+        data["last_accessed_at"] = datetime.fromtimestamp(float(metadata["accessed_at"]), UTC)
     return Fact.model_validate(data)
 
 

@@ -89,7 +89,7 @@ def embed_matrix(embeddings: Embeddings, texts: list[str]) -> np.ndarray:
         matrix = embeddings.embed_array(texts)
     else:
         matrix = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
-    return normalize_rows(matrix)
+    return normalize_rows(np.asarray(matrix, dtype=np.float32))
 
 
 def embed_query_vector(embeddings: Embeddings, text: str) -> np.ndarray:
@@ -98,7 +98,8 @@ def embed_query_vector(embeddings: Embeddings, text: str) -> np.ndarray:
         vector = embeddings.embed_array([text])[0]
     else:
         vector = np.asarray(embeddings.embed_query(text), dtype=np.float32)
-    return normalize_rows(vector[None, :])[0]
+    unit: np.ndarray = normalize_rows(vector[None, :])[0]
+    return unit
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
@@ -107,4 +108,5 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
         return matrix.astype(np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32)
+    unit: np.ndarray = (matrix / norms).astype(np.float32)
+    return unit

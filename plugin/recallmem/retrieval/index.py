@@ -1,0 +1,232 @@
+"""The hot per-user index that recall searches: vectors, BM25 and filters in memory.
+
+One user's facts live here as a numpy matrix of unit vectors plus derived arrays
+(status, agent, category, confidence, age) and a lexical index, rebuilt lazily after a
+change. Searching one user's few hundred facts this way takes well under a
+millisecond, where a filtered Chroma query over a shared collection takes 100+ ms
+(docs/architecture.md). An index only ever holds one user's facts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+import numpy as np
+
+from recallmem.retrieval.lexical import LexicalIndex
+from recallmem.retrieval.ranking import Weights, fuse, score_parts, top_k
+from recallmem.types import Category, Fact, ScoredFact, ScoreParts, Status
+
+
+@dataclass(frozen=True)
+class Query:
+    """What to search for and within which part of the user's memory."""
+
+    text: str
+    vector: np.ndarray
+    agent_id: str | None = None
+    categories: frozenset[Category] | None = None
+    include_inactive: bool = False
+    k: int = 6
+    min_score: float | None = None
+
+
+class _Derived:
+    """Arrays computed from the facts, dropped whenever the facts change."""
+
+    def __init__(self, facts: Sequence[Fact]) -> None:
+        self.active = np.fromiter((f.status is Status.ACTIVE for f in facts), bool, len(facts))
+        self.shared = np.fromiter((f.agent_id is None for f in facts), bool, len(facts))
+        self.agents = np.array([f.agent_id or "" for f in facts], dtype=object)
+        self.categories = np.array([f.category.value for f in facts], dtype=object)
+        self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
+        self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
+        self.lexical = LexicalIndex([f.content for f in facts])
+
+
+def _last_seen(fact: Fact) -> float:
+    confirmed = fact.last_confirmed_at or fact.updated_at
+    return max(fact.updated_at, confirmed).timestamp()
+
+
+class UserIndex:
+    """Facts and vectors of one user; all methods are thread-safe."""
+
+    def __init__(self, user_id: str, facts: Sequence[Fact], vectors: np.ndarray) -> None:
+        self.user_id = user_id
+        self._lock = threading.RLock()
+        self._facts = list(facts)
+        self._vectors = vectors.astype(np.float32, copy=False)
+        self._rows = {f.id: i for i, f in enumerate(self._facts)}
+        self.revision: str | None = None
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    @cached_property
+    def _derived(self) -> _Derived:
+        return _Derived(self._facts)
+
+    def _changed(self) -> None:
+        self.__dict__.pop("_derived", None)
+
+    def get(self, fact_id: str) -> Fact | None:
+        """The fact with this id, if this user has it."""
+        with self._lock:
+            row = self._rows.get(fact_id)
+            return None if row is None else self._facts[row]
+
+    def facts(self) -> list[Fact]:
+        """A snapshot of every fact of the user."""
+        with self._lock:
+            return list(self._facts)
+
+    def upsert(self, facts: Sequence[Fact], vectors: np.ndarray | None = None) -> None:
+        """Add or replace facts; ``vectors`` may be None when no content changed."""
+        with self._lock:
+            fresh: list[int] = []
+            for i, fact in enumerate(facts):
+                if fact.user_id != self.user_id:
+                    raise ValueError("a user's index only holds that user's facts")
+                row = self._rows.get(fact.id)
+                if row is None:
+                    fresh.append(i)
+                    continue
+                self._facts[row] = fact
+                if vectors is not None:
+                    self._vectors[row] = vectors[i]
+            if fresh:
+                if vectors is None:
+                    raise ValueError("new facts need their vectors")
+                start = len(self._facts)
+                self._facts.extend(facts[i] for i in fresh)
+                self._vectors = np.vstack([self._vectors, vectors[fresh]])
+                self._rows.update((facts[i].id, start + n) for n, i in enumerate(fresh))
+            self._changed()
+
+    def touch(self, ids: Iterable[str], at: datetime) -> list[tuple[str, float]]:
+        """Set last_accessed_at; ranking does not read it, so derived arrays stay valid."""
+        with self._lock:
+            touched = []
+            for fact_id in ids:
+                row = self._rows.get(fact_id)
+                if row is not None:
+                    self._facts[row] = self._facts[row].model_copy(update={"last_accessed_at": at})
+                    touched.append((fact_id, at.timestamp()))
+            return touched
+
+    def remove(self, ids: Iterable[str]) -> None:
+        """Drop facts (after a purge)."""
+        with self._lock:
+            gone = {self._rows[i] for i in ids if i in self._rows}
+            if not gone:
+                return
+            keep = [r for r in range(len(self._facts)) if r not in gone]
+            self._facts = [self._facts[r] for r in keep]
+            self._vectors = self._vectors[keep]
+            self._rows = {f.id: i for i, f in enumerate(self._facts)}
+            self._changed()
+
+    def _mask(self, derived: _Derived, query: Query) -> np.ndarray:
+        mask = np.ones(len(self._facts), dtype=bool)
+        if not query.include_inactive:
+            mask &= derived.active
+        mask &= derived.shared | (derived.agents == (query.agent_id or "\0"))
+        if query.categories:
+            wanted = np.array(sorted(c.value for c in query.categories), dtype=object)
+            mask &= np.isin(derived.categories, wanted)
+        return mask
+
+    def search(self, query: Query, weights: Weights, now: datetime) -> list[ScoredFact]:
+        """The best ``query.k`` facts in the query's scope, with their score parts."""
+        with self._lock:
+            if not self._facts:
+                return []
+            derived = self._derived
+            rows = np.flatnonzero(self._mask(derived, query))
+            if not rows.size:
+                return []
+            cosine = self._vectors[rows] @ query.vector
+            age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
+            parts = score_parts(
+                cosine,
+                derived.lexical.scores(query.text)[rows],
+                age_days,
+                derived.confidence[rows],
+                weights,
+            )
+            scores = fuse(parts, weights)
+            if query.min_score is not None:
+                scores = np.where(scores >= query.min_score, scores, -np.inf)
+            best = [i for i in top_k(scores, query.k) if np.isfinite(scores[i])]
+            return [
+                ScoredFact(
+                    fact=self._facts[rows[i]],
+                    score=round(float(scores[i]), 6),
+                    parts=ScoreParts(
+                        dense=float(parts.dense[i]),
+                        lexical=float(parts.lexical[i]),
+                        recency=float(parts.recency[i]),
+                        confidence=float(parts.confidence[i]),
+                    ),
+                )
+                for i in best
+            ]
+
+    def nearest(
+        self, vectors: np.ndarray, *, agent_id: str | None, k: int
+    ) -> list[list[tuple[Fact, float]]]:
+        """For each vector, the ``k`` most similar active facts in scope, with cosines."""
+        with self._lock:
+            if not self._facts:
+                return [[] for _ in range(len(vectors))]
+            probe = Query(text="", vector=vectors[0], agent_id=agent_id)
+            rows = np.flatnonzero(self._mask(self._derived, probe))
+            cosines = vectors @ self._vectors[rows].T if rows.size else None
+            result: list[list[tuple[Fact, float]]] = []
+            for n in range(len(vectors)):
+                if cosines is None:
+                    result.append([])
+                    continue
+                best = top_k(cosines[n], k)
+                result.append([(self._facts[rows[i]], float(cosines[n, i])) for i in best])
+            return result
+
+
+class IndexCache:
+    """A bounded LRU of user indexes, loaded on first use."""
+
+    def __init__(self, capacity: int, load: Callable[[str], UserIndex]) -> None:
+        self._capacity = capacity
+        self._load = load
+        self._lock = threading.RLock()
+        self._indexes: OrderedDict[str, UserIndex] = OrderedDict()
+
+    def get(self, user_id: str) -> UserIndex:
+        """The user's index, loading it if absent."""
+        # Loads happen under the lock: two threads must never hold two copies of a user.
+        with self._lock:
+            index = self._indexes.get(user_id)
+            if index is not None:
+                self._indexes.move_to_end(user_id)
+                return index
+            index = self._load(user_id)
+            self._indexes[user_id] = index
+            while len(self._indexes) > self._capacity:
+                self._indexes.popitem(last=False)
+        return index
+
+    def peek(self, user_id: str) -> UserIndex | None:
+        """The user's index if it is loaded, without loading it."""
+        with self._lock:
+            return self._indexes.get(user_id)
+
+    def drop(self, user_id: str) -> None:
+        """Forget a user's index; the next use reloads it."""
+        with self._lock:
+            self._indexes.pop(user_id, None)
