@@ -1,0 +1,251 @@
+"""The extractor: prompt | chat model | parser, as one LangChain Runnable.
+
+:func:`prepare` turns a window of kept messages, the stored facts most related to it
+and the user's profile into the prompt's variables, giving messages and facts short
+ids (``m1``, ``F1``) the model can cite. :func:`create_extractor` builds the chain;
+where the model supports tools it asks for structured output, and whatever comes back
+(tool call, JSON in prose, nothing usable) goes through the same tolerant parser.
+
+>>> from recallmem.testing import FakeChatModel
+>>> from recallmem.extraction.filter import Utterance
+>>> model = FakeChatModel(responses=['{"facts": [{"content": "Writes TypeScript", '
+...     '"category": "knowledge", "confidence": 0.9, "evidence": "I write TypeScript"}]}'])
+>>> window = prepare([Utterance(id="a1", role="user", content="I write TypeScript")], [])
+>>> result = create_extractor(model).invoke(window.inputs)
+>>> result.facts[0].content, result.usage.calls
+('Writes TypeScript', 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from recallmem.config import MemoryConfig
+from recallmem.errors import ExtractionError, ModelNotConfiguredError
+from recallmem.extraction.filter import Utterance
+from recallmem.extraction.parser import (
+    ExtractionResult,
+    TokenUsage,
+    coerce_result,
+    parse_extraction,
+)
+from recallmem.prompts import ChatPromptSpec, load_prompt
+from recallmem.signals import correction, remember_request
+from recallmem.types import PROFILE_SECTIONS, Category, Fact, Profile, utcnow
+
+EXTRACTION_TOOL = "record_extraction"
+MAX_MESSAGE_CHARS = 2000  # per message in the prompt: a pasted log must not blow the budget
+
+
+@dataclass(frozen=True)
+class PreparedWindow:
+    """The prompt variables for one window, and what its short ids stand for."""
+
+    inputs: dict[str, str]
+    message_refs: dict[str, str]  # "m1" -> message id
+    fact_refs: dict[str, Fact]  # "F1" -> the stored fact shown to the model
+
+
+def _render_conversation(utterances: Sequence[Utterance]) -> str:
+    lines = []
+    for n, u in enumerate(utterances, 1):
+        text = (
+            u.content
+            if len(u.content) <= MAX_MESSAGE_CHARS
+            else u.content[:MAX_MESSAGE_CHARS] + " […]"
+        )
+        # The window is data: a message must not be able to close the block it sits in.
+        text = text.replace("</conversation>", "</ conversation>")
+        lines.append(f"[m{n}] {u.role}: {text}")
+    return "\n".join(lines)
+
+
+def _render_fact(ref: str, fact: Fact) -> str:
+    line = f"[{ref}] ({fact.category.value}, {fact.confidence:.2f}) {fact.content}"
+    if fact.source_error:
+        line += f" — wrong approach: {fact.source_error}"
+    return line
+
+
+def _render_profile(profile: Profile | None) -> str:
+    sections = profile.sections() if profile else {}
+    if not sections:
+        return "(empty)"
+    return "\n".join(f"- {name}: {s.summary}" for name, s in sections.items())
+
+
+def detect_signals(utterances: Sequence[Utterance]) -> list[tuple[str, str, str]]:
+    """(kind, span, message ref) for each correction or remember cue in the user's words."""
+    found = []
+    for n, u in enumerate(utterances, 1):
+        if u.role != "user":
+            continue
+        for kind, detect in (("correction", correction), ("remember request", remember_request)):
+            if span := detect(u.content):
+                found.append((kind, span, f"m{n}"))
+    return found
+
+
+def prepare(
+    utterances: Sequence[Utterance],
+    related: Sequence[Fact],
+    *,
+    profile: Profile | None = None,
+    today: datetime | None = None,
+) -> PreparedWindow:
+    """The prompt variables for a window; ``related`` is already bounded by the caller."""
+    fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
+    cues = detect_signals(utterances)
+    signals = "; ".join(f'{kind} cue "{span}" in {ref}' for kind, span, ref in cues)
+    inputs = {
+        "today": (today or utcnow()).date().isoformat(),
+        "profile": _render_profile(profile),
+        "existing_facts": "\n".join(_render_fact(r, f) for r, f in fact_refs.items()) or "(none)",
+        "signals": signals or "none",
+        "conversation": _render_conversation(utterances),
+    }
+    message_refs = {f"m{n}": u.id for n, u in enumerate(utterances, 1)}
+    return PreparedWindow(inputs=inputs, message_refs=message_refs, fact_refs=fact_refs)
+
+
+def extraction_schema() -> dict[str, Any]:
+    """The JSON schema asked for as structured output: lenient, the parser does the rest."""
+    text = {"type": "string"}
+    ids = {"type": "array", "items": text}
+    section = {
+        "type": "object",
+        "properties": {"should_update": {"type": "boolean"}, "summary": text},
+        "required": ["should_update", "summary"],
+    }
+    fact = {
+        "type": "object",
+        "properties": {
+            "content": text,
+            "category": {"type": "string", "enum": [c.value for c in Category]},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "evidence": text,
+            "message_ids": ids,
+            "source_error": {"type": ["string", "null"]},
+        },
+        "required": ["content", "category", "confidence", "evidence", "message_ids"],
+    }
+    supersede = {
+        "type": "object",
+        "properties": {"id": text, "reason": text, "replacement": {"type": ["string", "null"]}},
+        "required": ["id", "reason"],
+    }
+    return {
+        "title": EXTRACTION_TOOL,
+        "description": "Record the facts about the user found in the conversation window.",
+        "type": "object",
+        "properties": {
+            "facts": {"type": "array", "items": fact},
+            "supersede": {"type": "array", "items": supersede},
+            "confirmed": ids,
+            "todos_done": ids,
+            "profile": {
+                "type": "object",
+                "properties": dict.fromkeys(PROFILE_SECTIONS, section),
+            },
+        },
+        "required": ["facts", "supersede", "confirmed", "todos_done", "profile"],
+    }
+
+
+def _usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:
+    meta = getattr(message, "usage_metadata", None) or {}
+    usage = TokenUsage(
+        calls=1,
+        input_tokens=int(meta.get("input_tokens", 0)),
+        output_tokens=int(meta.get("output_tokens", 0)),
+    )
+    name = message.response_metadata.get("model_name") or message.response_metadata.get("model")
+    return usage, (str(name) if name else None)
+
+
+def _read_message(message: BaseMessage) -> ExtractionResult:
+    if isinstance(message, AIMessage) and message.tool_calls:
+        result = coerce_result(message.tool_calls[0]["args"])
+    else:
+        result = parse_extraction(message.text)
+    usage, name = _usage(message)
+    return result.model_copy(update={"usage": usage, "model_name": name})
+
+
+def _read_structured(output: Any) -> ExtractionResult:
+    if not isinstance(output, Mapping):
+        raise ExtractionError(f"structured output was {type(output).__name__}, not a mapping")
+    raw = output.get("raw")
+    if not isinstance(raw, BaseMessage):
+        raise ExtractionError("structured output carried no raw model message")
+    parsed = output.get("parsed")
+    if isinstance(parsed, Mapping):
+        usage, name = _usage(raw)
+        return coerce_result(parsed).model_copy(update={"usage": usage, "model_name": name})
+    return _read_message(raw)
+
+
+def create_extractor(
+    model: BaseChatModel,
+    /,
+    *,
+    prompt: ChatPromptSpec | None = None,
+    structured: bool | None = None,
+) -> Runnable[dict[str, str], ExtractionResult]:
+    """The extraction chain: ``prompt | model | parser``, one model call per invocation.
+
+    Args:
+        model: any LangChain chat model.
+        prompt: the extraction prompt; by default ``prompts/extract.yaml``.
+        structured: ask for a tool call (structured output); by default whenever the
+            model supports tools. Unreadable structured output falls back to the text.
+    """
+    spec = prompt or load_prompt("extract")
+    template = spec.to_chat_prompt()
+    if structured is not False:
+        try:
+            bound = model.with_structured_output(
+                extraction_schema(), include_raw=True, method="function_calling"
+            )
+        except NotImplementedError:
+            if structured:
+                raise
+        else:
+            reader: Runnable[Any, ExtractionResult] = RunnableLambda(_read_structured)
+            return (template | bound | reader).with_config(run_name="recallmem_extract")
+    return (template | model | RunnableLambda(_read_message)).with_config(
+        run_name="recallmem_extract"
+    )
+
+
+def model_from_config(config: MemoryConfig) -> BaseChatModel | None:
+    """The configured OpenAI-compatible chat model, or None when none is configured.
+
+    >>> model_from_config(MemoryConfig(home="/tmp/x")) is None
+    True
+    """
+    if not config.llm_model:
+        return None
+    if config.openai_api_key is None and not config.openai_base_url:
+        raise ModelNotConfiguredError(
+            f"llm_model is {config.llm_model!r} but no API key or base URL is set: set "
+            "RECALLMEM_OPENAI_API_KEY (and RECALLMEM_OPENAI_BASE_URL for a compatible endpoint)"
+        )
+    from langchain_openai import ChatOpenAI
+
+    # Local OpenAI-compatible servers take any key; the client insists on one.
+    key = config.openai_api_key.get_secret_value() if config.openai_api_key else "unused"
+    return ChatOpenAI(
+        model=config.llm_model,
+        api_key=key,
+        base_url=config.openai_base_url,
+        temperature=0,
+        max_retries=1,  # the queue retries with backoff; the client must not hide failures
+    )

@@ -1,0 +1,189 @@
+"""What of a conversation is worth extracting from: the user's words and final replies.
+
+Pure. Tool calls and tool results, system prompts, our own injected ``<memory>`` blocks
+(memory must never be re-extracted from itself), acknowledgements ("ok", "thanks",
+"好的") and upload or attachment narration are dropped; secrets are redacted before
+anything is queued or shown to a model. The word lists and patterns are data, in
+``prompts/filter.yaml``.
+
+>>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+>>> kept = filter_messages([
+...     HumanMessage("<memory>Prefers tea</memory>", id="m0"),
+...     HumanMessage("I'm a front-end dev, I write TypeScript", id="m1"),
+...     AIMessage("", tool_calls=[{"name": "recall", "args": {}, "id": "c1"}], id="m2"),
+...     ToolMessage("[]", tool_call_id="c1", id="m3"),
+...     AIMessage("Noted: front-end and TypeScript.", id="m4"),
+...     HumanMessage("thanks!", id="m5"),
+... ])
+>>> [(u.id, u.role) for u in kept]
+[('m1', 'user'), ('m4', 'assistant')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage
+from langchain_core.messages.utils import convert_to_messages
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recallmem.errors import InvalidInputError
+from recallmem.extraction.secrets import SecretRules, load_secret_rules, redact
+from recallmem.prompts import _read_yaml, _validated
+
+Role = Literal["user", "assistant"]
+MessageLike = BaseMessage | Mapping[str, Any]
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_ACK_SPLIT = re.compile(r"[\s\W_]+", re.UNICODE)
+_BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
+
+
+class Utterance(BaseModel):
+    """One kept message: who said it and what, with a stable id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    role: Role
+    content: str = Field(min_length=1)
+
+
+def _compiles(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern, _FLAGS)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+    return patterns
+
+
+class ByLanguage(BaseModel):
+    """A list per language."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: list[str] = Field(min_length=1)
+    zh: list[str] = Field(min_length=1)
+
+
+class NarrationPatterns(ByLanguage):
+    """Regular expressions per language; each must compile."""
+
+    _compile = field_validator("en", "zh")(_compiles)
+
+
+class FilterSpec(BaseModel):
+    """``prompts/filter.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["filter"]
+    version: str = Field(min_length=1)
+    acknowledgements: ByLanguage
+    injected_blocks: list[str] = Field(min_length=1)
+    narration: NarrationPatterns
+
+    @field_validator("injected_blocks")
+    @classmethod
+    def _tag_names(cls, tags: list[str]) -> list[str]:
+        if bad := [t for t in tags if not re.fullmatch(r"[A-Za-z][\w\-]*", t)]:
+            raise ValueError(f"not tag names: {bad}")
+        return tags
+
+
+@dataclass(frozen=True)
+class FilterRules:
+    """Compiled filter rules, plus the secret rules applied to what is kept."""
+
+    acknowledgements: frozenset[str]
+    removals: tuple[re.Pattern[str], ...]
+    secrets: SecretRules
+
+    def clean(self, text: str) -> str:
+        """``text`` without injected blocks, narration and secrets."""
+        for pattern in self.removals:
+            text = pattern.sub("", text)
+        text = _BLANK_LINES.sub("\n\n", redact(text, self.secrets))
+        return text.strip()
+
+    def is_acknowledgement(self, text: str) -> bool:
+        """Whether ``text`` is made only of acknowledgement words."""
+        words = [w for w in _ACK_SPLIT.split(text.casefold()) if w]
+        if not words or len(words) > 6:
+            return not words
+        joined = " ".join(words)
+        if joined in self.acknowledgements or "".join(words) in self.acknowledgements:
+            return True
+        return all(w in self.acknowledgements for w in words)
+
+
+@lru_cache(maxsize=8)
+def load_filter_rules(prompt_dir: Path | None = None) -> FilterRules:
+    """Load and compile ``prompts/filter.yaml`` and ``prompts/secrets.yaml``."""
+    spec = _validated(FilterSpec, _read_yaml("filter", prompt_dir))
+    blocks = [
+        re.compile(rf"<{tag}\b[^>]*>[\s\S]*?(?:</{tag}\s*>|\Z)", re.IGNORECASE)
+        for tag in spec.injected_blocks
+    ]
+    narration = [re.compile(p, _FLAGS) for p in [*spec.narration.en, *spec.narration.zh]]
+    acks = {" ".join(_ACK_SPLIT.split(a.casefold())).strip() for a in
+            [*spec.acknowledgements.en, *spec.acknowledgements.zh]}  # fmt: skip
+    return FilterRules(frozenset(acks), (*blocks, *narration), load_secret_rules(prompt_dir))
+
+
+def as_messages(messages: Sequence[MessageLike]) -> list[BaseMessage]:
+    """LangChain messages from messages or ``{"role": ..., "content": ...}`` dicts."""
+    if isinstance(messages, BaseMessage | Mapping | str):
+        raise InvalidInputError("messages must be a list of messages, not a single one")
+    try:
+        return convert_to_messages([dict(m) if isinstance(m, Mapping) else m for m in messages])
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        raise InvalidInputError(
+            f"could not read the messages: {exc}. Pass LangChain messages or dicts with "
+            "'role' (user/assistant/system/tool) and 'content'."
+        ) from exc
+
+
+def _role(message: BaseMessage) -> Role | None:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        # A reply that calls tools is an intermediate step, not the final answer.
+        return None if (message.tool_calls or message.invalid_tool_calls) else "assistant"
+    if isinstance(message, ChatMessage):
+        return {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant"}.get(
+            message.role
+        )  # type: ignore[return-value]
+    return None
+
+
+def message_id(role: str, content: str, given: str | None) -> str:
+    """The message's own id, or a stable one derived from its role and text."""
+    if given:
+        return str(given)
+    digest = hashlib.blake2b(f"{role}\n{content}".encode(), digest_size=8).hexdigest()
+    return f"h{digest}"
+
+
+def filter_messages(
+    messages: Sequence[MessageLike], rules: FilterRules | None = None
+) -> list[Utterance]:
+    """The user's words and final assistant replies worth extracting from, cleaned."""
+    rules = rules or load_filter_rules()
+    kept: list[Utterance] = []
+    for message in as_messages(messages):
+        role = _role(message)
+        if role is None:
+            continue
+        raw = message.text
+        text = rules.clean(raw)
+        if not text or rules.is_acknowledgement(text):
+            continue
+        kept.append(Utterance(id=message_id(role, raw, message.id), role=role, content=text))
+    return kept

@@ -1,0 +1,327 @@
+"""Reading what the extraction model returned, however messy, into a typed result.
+
+Models wrap JSON in chatter, code fences and ``<think>`` blocks, leave trailing commas,
+write ``True`` for ``true``, spell categories in capitals or give confidence as "90%".
+:func:`parse_extraction` reads all of that. One unusable item (a fact without a
+category, say) is set aside in ``rejected`` with the reason, and the rest is kept;
+output with no JSON object at all is an :class:`~recallmem.errors.ExtractionError`,
+which keeps the conversation queued for a retry.
+
+>>> result = parse_extraction('''<think>The user states a preference.</think>
+... Here you go:
+... ```json
+... {"facts": [{"content": "Prefers reports in Chinese", "category": "Preference",
+...   "confidence": "90%", "evidence": "reports in Chinese", "message_ids": ["m1"],},],}
+... ```''')
+>>> fact = result.facts[0]
+>>> fact.category.value, fact.confidence, fact.message_ids
+('preference', 0.9, ('m1',))
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recallmem.errors import ExtractionError
+from recallmem.types import PROFILE_SECTIONS, Category
+
+_THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")
+_WORD_CONFIDENCE = {"high": 0.9, "medium": 0.75, "moderate": 0.75, "low": 0.5}
+_KEYS = {
+    "facts": ("facts", "new_facts", "memories", "items"),
+    "supersede": ("supersede", "superseded", "supersedes", "replace", "updates"),
+    "confirmed": ("confirmed", "confirm", "confirmations", "reconfirmed"),
+    "todos_done": ("todos_done", "done", "completed", "completed_todos", "todo_done"),
+    "profile": ("profile", "profile_updates", "profile_sections"),
+}
+
+
+class CandidateFact(BaseModel):
+    """A fact the model proposes; hygiene decides whether it is stored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str = Field(min_length=1)
+    category: Category
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str = ""
+    message_ids: tuple[str, ...] = ()
+    source_error: str | None = None
+
+
+class SupersedeRequest(BaseModel):
+    """An existing fact (by the id the model was shown) that the window replaces."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fact_id: str = Field(min_length=1)
+    reason: str = ""
+    replacement: str | None = None
+
+
+class ProfileUpdate(BaseModel):
+    """One profile section as the model would rewrite it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    should_update: bool = False
+    summary: str = ""
+
+
+class Rejected(BaseModel):
+    """A piece of the model's output that could not be used, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item: str
+    reason: str
+
+
+class TokenUsage(BaseModel):
+    """Tokens spent on model calls (as the provider reported them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class ExtractionResult(BaseModel):
+    """Everything one model call said about a window, typed but not yet vetted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    facts: tuple[CandidateFact, ...] = ()
+    supersede: tuple[SupersedeRequest, ...] = ()
+    confirmed: tuple[str, ...] = ()
+    todos_done: tuple[str, ...] = ()
+    profile: dict[str, ProfileUpdate] = Field(default_factory=dict)
+    rejected: tuple[Rejected, ...] = ()
+    usage: TokenUsage = TokenUsage()
+    model_name: str | None = None
+
+
+# -- finding the JSON --------------------------------------------------------------
+
+
+def _balanced_objects(text: str) -> Iterator[str]:
+    """Every top-level ``{...}`` span, braces inside strings ignored."""
+    depth, start, in_string, escaped = 0, -1, False, False
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"' and depth:
+            in_string = True
+        elif char == "{":
+            start = i if depth == 0 else start
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                yield text[start : i + 1]
+
+
+def _outside_strings(text: str, pattern: re.Pattern[str], repl: str) -> str:
+    # Split into string literals and the code between them; only rewrite the code.
+    parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
+    return "".join(p if i % 2 else pattern.sub(repl, p) for i, p in enumerate(parts))
+
+
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+_PY_LITERAL = re.compile(r"\b(True|False|None)\b")
+
+
+def _loads(candidate: str) -> Any:
+    try:
+        return json.loads(candidate)
+    except json.JSONDecodeError:
+        repaired = _outside_strings(candidate, _TRAILING_COMMA, r"\1")
+        parts = re.split(r'("(?:[^"\\]|\\.)*")', repaired)
+        repaired = "".join(
+            p if i % 2 else _PY_LITERAL.sub(lambda m: _PY_LITERALS[m.group(1)], p)
+            for i, p in enumerate(parts)
+        )
+        return json.loads(repaired)
+
+
+def find_json(text: str) -> dict[str, Any]:
+    """The JSON object in a model reply, past thinking, fences and chatter."""
+    text = _THINK.sub("", text)
+    if "</think>" in text:  # some templates open the thinking block in the prompt
+        text = text.rsplit("</think>", 1)[1]
+    candidates = [*_FENCE.findall(text), text]
+    errors: list[str] = []
+    for block in candidates:
+        for span in sorted(_balanced_objects(block), key=len, reverse=True):
+            try:
+                value = _loads(span)
+            except json.JSONDecodeError as exc:
+                errors.append(str(exc))
+                continue
+            if isinstance(value, dict):
+                return value
+    detail = f" ({errors[0]})" if errors else ""
+    raise ExtractionError(
+        f"the model's reply holds no readable JSON object{detail}; it starts with "
+        f"{text.strip()[:120]!r}. The conversation stays queued and will be retried."
+    )
+
+
+# -- coercing items ----------------------------------------------------------------
+
+
+def _pick(data: Mapping[str, Any], field: str) -> Any:
+    for key in _KEYS[field]:
+        if key in data:
+            return data[key]
+    return None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def parse_category(value: Any) -> Category:
+    """A category from a loosely written name ("Preferences", " TODO ")."""
+    name = str(value).strip().lower().replace(" ", "_")
+    for candidate in (name, name.rstrip("s")):
+        if candidate in Category._value2member_map_:
+            return Category(candidate)
+    raise ValueError(f"unknown category {value!r}")
+
+
+def parse_confidence(value: Any) -> float:
+    """A confidence in [0, 1] from 0.9, "0.9", "90%", 90 or "high"."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _WORD_CONFIDENCE:
+            return _WORD_CONFIDENCE[word]
+        value = float(word.rstrip("%")) / (100 if word.endswith("%") else 1)
+    number = float(value)
+    if 1.0 < number <= 100.0:
+        number /= 100.0
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"confidence {value!r} is outside 0-1")
+    return round(number, 4)
+
+
+def _ids(value: Any) -> tuple[str, ...]:
+    out = []
+    for item in _as_list(value):
+        if isinstance(item, Mapping):
+            item = item.get("id") or item.get("fact_id")
+        if item is not None and str(item).strip():
+            out.append(str(item).strip().strip("[]"))
+    return tuple(out)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _fact(item: Any) -> CandidateFact:
+    if not isinstance(item, Mapping):
+        raise ValueError("a fact must be an object with content, category and confidence")
+    if "confidence" not in item:
+        raise ValueError("no confidence given; the prompt requires one")
+    return CandidateFact(
+        content=_text(item.get("content") or item.get("fact")),
+        category=parse_category(item.get("category")),
+        confidence=parse_confidence(item["confidence"]),
+        evidence=_text(item.get("evidence") or item.get("quote")),
+        message_ids=_ids(item.get("message_ids") or item.get("message_id")),
+        source_error=_text(item.get("source_error")) or None,
+    )
+
+
+def _supersede(item: Any) -> SupersedeRequest:
+    if isinstance(item, str):
+        return SupersedeRequest(fact_id=item.strip("[] "))
+    if not isinstance(item, Mapping):
+        raise ValueError("a supersede entry must be an object with id, reason, replacement")
+    return SupersedeRequest(
+        fact_id=_text(item.get("id") or item.get("fact_id")).strip("[]"),
+        reason=_text(item.get("reason")),
+        replacement=_text(item.get("replacement") or item.get("new")) or None,
+    )
+
+
+def _profile(value: Any, rejected: list[Rejected]) -> dict[str, ProfileUpdate]:
+    out: dict[str, ProfileUpdate] = {}
+    if not isinstance(value, Mapping):
+        return out
+    for name, section in value.items():
+        if name not in PROFILE_SECTIONS:
+            rejected.append(Rejected(item=f"profile.{name}", reason="unknown profile section"))
+        elif isinstance(section, Mapping):
+            should = section.get("should_update")
+            out[name] = ProfileUpdate(
+                should_update=should is True or str(should).lower() == "true",
+                summary=_text(section.get("summary")),
+            )
+        elif isinstance(section, str) and section.strip():
+            out[name] = ProfileUpdate(should_update=True, summary=section.strip())
+    return out
+
+
+def _collect(items: list[Any], convert: Any, rejected: list[Rejected]) -> list[Any]:
+    kept = []
+    for item in items:
+        try:
+            kept.append(convert(item))
+        except (ValueError, TypeError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            rejected.append(
+                Rejected(item=json.dumps(item, ensure_ascii=False)[:300], reason=reason)
+            )
+    return kept
+
+
+def coerce_result(data: Any) -> ExtractionResult:
+    """An :class:`ExtractionResult` from decoded JSON; bad items go to ``rejected``."""
+    if isinstance(data, list):
+        data = {"facts": data}
+    if not isinstance(data, Mapping):
+        raise ExtractionError(f"the model returned {type(data).__name__}, not a JSON object")
+    rejected: list[Rejected] = []
+    return ExtractionResult(
+        facts=tuple(_collect(_as_list(_pick(data, "facts")), _fact, rejected)),
+        supersede=tuple(_collect(_as_list(_pick(data, "supersede")), _supersede, rejected)),
+        confirmed=_ids(_pick(data, "confirmed")),
+        todos_done=_ids(_pick(data, "todos_done")),
+        profile=_profile(_pick(data, "profile"), rejected),
+        rejected=tuple(rejected),
+    )
+
+
+def parse_extraction(text: str) -> ExtractionResult:
+    """Parse a model's text reply; raises ExtractionError if no JSON object is in it."""
+    return coerce_result(find_json(text))
