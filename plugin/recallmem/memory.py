@@ -89,7 +89,7 @@ class Memory:
         )
         self._indexes = IndexCache(self.config.index_cache_users, self._load_index)
         self._write_lock = threading.RLock()
-        self._touched: list[tuple[str, float]] = []
+        self._touched: dict[str, float] = {}
         self._touched_since = utcnow()
 
     # reading -----------------------------------------------------------------
@@ -145,15 +145,15 @@ class Memory:
         # Access times are buffered: recall stays a read, and they reach Chroma in batches.
         touched = index.touch(ids, now)
         with self._write_lock:
-            self._touched.extend(touched)
+            self._touched.update(touched)
             if (now - self._touched_since).total_seconds() >= _TOUCH_FLUSH_SECONDS:
                 self._flush_touches()
 
     def _flush_touches(self) -> None:
         with self._write_lock:
-            pending, self._touched = self._touched, []
+            pending, self._touched = self._touched, {}
             self._touched_since = utcnow()
-        self.store.touch(pending)
+        self.store.touch(list(pending.items()))
 
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5

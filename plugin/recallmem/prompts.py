@@ -104,6 +104,9 @@ class ToolTexts(BaseModel):
     name: Literal["tools"]
     version: str
     tools: dict[str, ToolText]
+    responses: dict[str, str] = Field(
+        description="What the tools answer the model; {placeholders} filled by the tools."
+    )
 
 
 def _read_yaml(name: str, prompt_dir: Path | None) -> dict[str, Any]:

@@ -169,10 +169,10 @@ class UserIndex:
                     fact=self._facts[rows[i]],
                     score=round(float(scores[i]), 6),
                     parts=ScoreParts(
-                        dense=float(parts.dense[i]),
-                        lexical=float(parts.lexical[i]),
-                        recency=float(parts.recency[i]),
-                        confidence=float(parts.confidence[i]),
+                        dense=round(float(parts.dense[i]), 4),
+                        lexical=round(float(parts.lexical[i]), 4),
+                        recency=round(float(parts.recency[i]), 4),
+                        confidence=round(float(parts.confidence[i]), 4),
                     ),
                 )
                 for i in best

@@ -120,12 +120,11 @@ class FactStore:
         """Rewrite records whose content did not change (no re-embedding)."""
         if not facts:
             return
-        encoded = [encode(f) for f in facts]
+        # Never pass documents without vectors: Chroma would embed them with its default
+        # model, which means a download. The content is unchanged here by definition.
         with _store_errors("update facts in Chroma"):
             self._facts.update(
-                ids=[f.id for f in facts],
-                documents=[doc for doc, _ in encoded],
-                metadatas=[meta for _, meta in encoded],
+                ids=[f.id for f in facts], metadatas=[encode(f)[1] for f in facts]
             )
 
     def touch(self, accessed: Sequence[tuple[str, float]]) -> None:
