@@ -14,8 +14,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.report import markdown_table, write_section
 from recallmem.signals import LabelledCase, SignalKind, evaluate, load_signals
+
+from bench.report import markdown_table, write_section
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "signals"
 FIRST_LOOK = Path(__file__).resolve().parent / "signals_first_look.json"

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from recallmem.errors import PromptError
 from recallmem.signals import (
     LabelledCase,
