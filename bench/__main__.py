@@ -1,0 +1,57 @@
+"""``python -m bench [locomo|madial|peers|scale|ablation|all] [--quick] [--no-write]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+# Peers phone home by default; nothing in a benchmark may reach the network.
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def _suites() -> dict[str, Callable[..., Any]]:
+    from bench.ablation import ablation
+    from bench.peers import peers
+    from bench.plots import plot_all
+    from bench.quality import locomo, madial
+    from bench.scale import scale
+
+    return {
+        "locomo": locomo,
+        "madial": madial,
+        "peers": peers,
+        "scale": scale,
+        "ablation": ablation,
+        "plots": lambda quick=False, write=True: plot_all(),
+    }
+
+
+ORDER = ("locomo", "madial", "ablation", "peers", "scale", "plots")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("suite", nargs="?", default="all", choices=(*ORDER, "all"))
+    parser.add_argument("--quick", action="store_true", help="a tiny subset, for a smoke run")
+    parser.add_argument(
+        "--no-write",
+        action="store_true",
+        help="print tables only; leave docs/benchmarks.md and bench/results/ alone",
+    )
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    suites = _suites()
+    for name in ORDER if args.suite == "all" else (args.suite,):
+        print(f"== {name} ==", flush=True)
+        suites[name](quick=args.quick, write=not args.no_write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""How recall latency, remember throughput and cold start grow with the corpus.
+
+Synthetic facts (bench.synthetic), 100 per user, so 100k facts are 1,000 users and
+1M facts are 10,000 users; plus one user holding all of them up to 100k, which is the
+worst case for the per-user index. Recall is timed over users drawn at random (an
+index may have to be loaded: the process keeps ``index_cache_users`` of them) and over
+one hot user. Each size runs in its own process, in a fresh home, with the default
+embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.metrics import percentiles_ms
+from bench.report import machine_note, markdown_table, save_results, write_section
+from bench.runner import peak_rss_mb
+from bench.synthetic import synthetic_fact, synthetic_query
+
+FACTS_PER_USER = 100
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
+SINGLE_USER_SIZES = (1_000, 10_000, 100_000)
+BATCH = 2_000
+QUERIES = 200
+
+
+def _memory(home: Path) -> Any:
+    from recallmem.config import MemoryConfig
+    from recallmem.memory import Memory
+
+    return Memory(MemoryConfig(home=home))
+
+
+def _load(memory: Any, size: int, users: int) -> float:
+    """Store ``size`` facts over ``users`` users with remember_many; seconds taken."""
+    per_user = size // users
+    started = time.perf_counter()
+    for user in range(users):
+        first = user * per_user
+        for start in range(first, first + per_user, BATCH):
+            stop = min(start + BATCH, first + per_user)
+            items = [
+                {"content": synthetic_fact(i), "category": "context"} for i in range(start, stop)
+            ]
+            memory.remember_many(items, user_id=f"user-{user}")
+    return time.perf_counter() - started
+
+
+def _time_recalls(memory: Any, users: list[str], seed: int) -> dict[str, float]:
+    rng = random.Random(seed)
+    durations = []
+    for n in range(QUERIES):
+        user = users[rng.randrange(len(users))]
+        started = time.perf_counter()
+        memory.recall(synthetic_query(n), user_id=user, k=10)
+        durations.append(time.perf_counter() - started)
+    return percentiles_ms(durations)
+
+
+def measure(size: int, users: int) -> dict[str, Any]:
+    """Load ``size`` facts over ``users`` users, then time recalls; in this process."""
+    with tempfile.TemporaryDirectory(prefix="recallmem-scale-") as home:
+        memory = _memory(Path(home))
+        memory.recall("warm up", user_id="warm-up", k=1)
+        load_seconds = _load(memory, size, users)
+        names = [f"user-{u}" for u in range(users)]
+        # A fresh process sees every user cold: drop what loading left in the cache.
+        memory.close()
+        memory = _memory(Path(home))
+        memory.recall("warm up", user_id="warm-up", k=1)
+        random_users = _time_recalls(memory, names, seed=size)
+        memory.recall("warm up", user_id=names[0], k=1)
+        hot_user = _time_recalls(memory, names[:1], seed=size + 1)
+        stored = len(memory.list(user_id=names[0], limit=size))
+        memory.close()
+    return {
+        "size": size,
+        "users": users,
+        "stored_first_user": stored,
+        "remember_per_second": round(size / load_seconds, 1),
+        "recall_random_user_ms": random_users,
+        "recall_hot_user_ms": hot_user,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _child(size: int, users: int, queue: Any) -> None:
+    try:
+        queue.put(("ok", measure(size, users)))
+    except BaseException as error:  # the parent reports it
+        queue.put(("error", f"{type(error).__name__}: {error}"))
+
+
+def measure_isolated(size: int, users: int) -> dict[str, Any]:
+    """``measure`` in a spawned process, so sizes do not share caches or memory."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(size, users, queue))
+    process.start()
+    status, payload = queue.get()
+    process.join()
+    if status != "ok":
+        raise RuntimeError(f"scale run at {size} facts failed: {payload}")
+    result: dict[str, Any] = payload
+    return result
+
+
+_COLD_START = """
+import json, sys, time
+t0 = time.perf_counter()
+from recallmem.config import MemoryConfig
+from recallmem.memory import Memory
+t1 = time.perf_counter()
+memory = Memory(MemoryConfig(home=sys.argv[1]))
+t2 = time.perf_counter()
+memory.recall("What did Ada do with a kayak?", user_id="user-0", k=6)
+t3 = time.perf_counter()
+print(json.dumps({"import_ms": (t1 - t0) * 1e3, "open_ms": (t2 - t1) * 1e3,
+                  "first_recall_ms": (t3 - t2) * 1e3, "total_ms": (t3 - t0) * 1e3}))
+"""
+
+
+def cold_start(facts: int = 1_000, runs: int = 3) -> dict[str, float]:
+    """Median time from a fresh interpreter's import to its first recall, on a stored home."""
+    with tempfile.TemporaryDirectory(prefix="recallmem-cold-") as home:
+        memory = _memory(Path(home))
+        _load(memory, facts, max(1, facts // FACTS_PER_USER))
+        memory.close()
+        samples = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", _COLD_START, home],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
+            for _ in range(runs)
+        ]
+    return {key: round(sorted(s[key] for s in samples)[runs // 2], 1) for key in samples[0]}
+
+
+def scale(
+    quick: bool = False, write: bool = True, sizes: tuple[int, ...] = SIZES
+) -> dict[str, Any]:
+    """Run every size; print and (optionally) write the section."""
+    single: tuple[int, ...]
+    if quick:
+        sizes, single = (200,), (200,)
+    else:
+        single = tuple(s for s in SINGLE_USER_SIZES if s <= max(sizes))
+    spread = [measure_isolated(s, max(1, s // FACTS_PER_USER)) for s in sizes]
+    one_user = [measure_isolated(s, 1) for s in single]
+    cold = cold_start(200 if quick else 1_000, runs=1 if quick else 3)
+    results = {"spread": spread, "single_user": one_user, "cold_start": cold}
+    body = render(results)
+    print(body)
+    if write:
+        save_results("scale", results)
+        write_section("scale", body)
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    """The scale section as markdown."""
+    headers = [
+        "facts",
+        "users",
+        "remember_many facts/s",
+        "recall p50 ms (random user)",
+        "p95",
+        "recall p50 ms (hot user)",
+        "p95",
+        "peak RSS MB",
+    ]
+
+    def rows(runs: list[dict[str, Any]]) -> list[list[Any]]:
+        return [
+            [
+                f"{r['size']:,}",
+                f"{r['users']:,}",
+                r["remember_per_second"],
+                r["recall_random_user_ms"]["p50"],
+                r["recall_random_user_ms"]["p95"],
+                r["recall_hot_user_ms"]["p50"],
+                r["recall_hot_user_ms"]["p95"],
+                r["peak_rss_mb"],
+            ]
+            for r in runs
+        ]
+
+    cold = results["cold_start"]
+    return (
+        "## Scale\n\n"
+        f"Synthetic facts, {FACTS_PER_USER} per user, stored with `remember_many`; "
+        f"{QUERIES} recalls (k=10) per size. 'random user' draws the user at random, so "
+        "a recall may load that user's index from Chroma first; 'hot user' repeats one "
+        "user whose index is loaded.\n\n"
+        + markdown_table(headers, rows(results["spread"]))
+        + "\n\nOne user holding every fact (the per-user index's worst case):\n\n"
+        + markdown_table(headers, rows(results["single_user"]))
+        + "\n\nCold start (fresh interpreter, stored home; median of runs): import "
+        f"{cold['import_ms']:.0f} ms, open {cold['open_ms']:.0f} ms, first recall "
+        f"(loads the embedder) {cold['first_recall_ms']:.0f} ms, total "
+        f"{cold['total_ms']:.0f} ms.\n\n{machine_note()}\n"
+    )

@@ -1,0 +1,73 @@
+"""recallmem itself, through its public API only: ``remember_many`` and ``recall``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from bench.data import Doc
+from bench.systems.base import Hit
+
+BATCH = 1000
+
+
+class RecallmemSystem:
+    """``Memory(MemoryConfig(home=workdir))`` with the shared embedder."""
+
+    name = "recallmem"
+
+    def __init__(
+        self,
+        embeddings: Embeddings,
+        workdir: Path,
+        weights: dict[str, Any] | None = None,
+        **config: Any,
+    ) -> None:
+        from recallmem.config import MemoryConfig
+        from recallmem.memory import Memory
+
+        self._memory = Memory(MemoryConfig(home=workdir, **config), embeddings=embeddings)
+        if weights:
+            # Ablations and tuning switch ranking techniques through the public weights.
+            self._memory.weights = replace(self._memory.weights, **weights)
+        _collapse_repeated_touches(self._memory)
+        # A merged near-duplicate comes back as the existing fact: it then stands for
+        # every document folded into it.
+        self._docs_of_fact: dict[str, set[str]] = {}
+
+    def add(self, user_id: str, docs: Sequence[Doc]) -> None:
+        for start in range(0, len(docs), BATCH):
+            chunk = docs[start : start + BATCH]
+            items = [{"content": d.text, "category": "context"} for d in chunk]
+            facts = self._memory.remember_many(items, user_id=user_id)
+            for fact, doc in zip(facts, chunk, strict=True):
+                self._docs_of_fact.setdefault(fact.id, set()).add(doc.id)
+
+    def search(self, user_id: str, query: str, k: int) -> list[Hit]:
+        found = self._memory.recall(query, user_id=user_id, k=k)
+        return [frozenset(self._docs_of_fact.get(s.fact.id, ())) for s in found]
+
+    def close(self) -> None:
+        close = getattr(self._memory, "close", None)
+        if callable(close):
+            close()
+
+
+def _collapse_repeated_touches(memory: Any) -> None:
+    """Work around recallmem 0.1.0 flushing one fact's access twice in one Chroma update.
+
+    A fact recalled twice within the flush window is sent twice in one ``update``, which
+    Chroma rejects (``DuplicateIDError``) and recall raises. Until ``FactStore.touch``
+    collapses repeats itself, this instance keeps the latest access per fact; the flush
+    and its cost are otherwise unchanged.
+    """
+    original = memory.store.touch
+
+    def touch(accessed: Sequence[tuple[str, float]]) -> None:
+        original(list(dict(accessed).items()))
+
+    memory.store.touch = touch

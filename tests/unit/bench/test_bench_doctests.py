@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["bench.data", "bench.metrics", "bench.report", "bench.synthetic", "bench.systems.bm25"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0
+    assert result.failed == 0
