@@ -17,13 +17,15 @@ os.environ.update(
     DO_NOT_TRACK="1",
 )
 
-from recallmem.config import MemoryConfig  # noqa: E402
-from recallmem.memory import Memory  # noqa: E402
-from recallmem.testing import HashingEmbeddings  # noqa: E402
+from recallmem.config import MemoryConfig
+from recallmem.memory import Memory
+from recallmem.testing import HashingEmbeddings
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Nothing a test does may land in the developer's real data directory.
     monkeypatch.setenv("RECALLMEM_HOME", str(tmp_path_factory.mktemp("home")))
 

@@ -113,7 +113,7 @@ def _resolve_id(memory: Any, prefix: str, user_id: str | None) -> str:
     """Accept the 12-character ids the tables show, as git accepts short hashes."""
     if len(prefix) == 32 or not user_id:
         return prefix
-    matches = [f.id for f in memory.list(user_id=user_id, status=None, limit=1000)
+    matches: list[str] = [f.id for f in memory.list(user_id=user_id, status=None, limit=1000)
                if f.id.startswith(prefix)]  # fmt: skip
     if len(matches) != 1:
         raise InvalidInputError(f"{len(matches)} facts match id prefix {prefix!r}; give more of it")
@@ -132,12 +132,11 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    source = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")
-    with source:
-        try:
-            data = json.load(source)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{args.file} is not JSON ({exc}); nothing was imported") from exc
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{args.file} is not JSON ({exc}); nothing was imported") from exc
     report = _memory(args).import_(data)
     out.write(f"imported {report.imported} fact(s), {report.profiles} profile(s) for "
               f"{', '.join(report.users) or 'no users'}\n")  # fmt: skip

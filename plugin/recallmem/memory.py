@@ -114,7 +114,7 @@ class Memory:
         query: str,
         *,
         user_id: str,
-        k: int = 6,
+        k: int | None = None,
         agent_id: str | None = None,
         categories: Iterable[str | Category] | None = None,
         min_score: float | None = None,
@@ -123,9 +123,9 @@ class Memory:
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
-        unless ``include_inactive``.
+        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``.
         """
-        query, k = check_query(query, k)
+        query, k = check_query(query, self.config.recall_k if k is None else k)
         index = self._index(require_user(user_id))
         search = Query(
             text=query,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from recallmem import Category, Memory, Status
 from recallmem.errors import FactNotFoundError, InvalidInputError, MissingScopeError
 
@@ -40,8 +39,12 @@ def test_categories_filter(memory: Memory) -> None:
 
 def test_agent_scope_sees_shared_and_own_facts_only(memory: Memory) -> None:
     memory.remember("Shared fact about tea", user_id="ada", category="preference")
-    memory.remember("Coder agent fact about tea", user_id="ada", category="knowledge", agent_id="coder")
-    memory.remember("Writer agent fact about tea", user_id="ada", category="knowledge", agent_id="writer")
+    memory.remember(
+        "Coder agent fact about tea", user_id="ada", category="knowledge", agent_id="coder"
+    )
+    memory.remember(
+        "Writer agent fact about tea", user_id="ada", category="knowledge", agent_id="writer"
+    )
     seen = {h.fact.content for h in memory.recall("tea", user_id="ada", agent_id="coder", k=10)}
     assert seen == {"Shared fact about tea", "Coder agent fact about tea"}
     shared_only = {h.fact.content for h in memory.recall("tea", user_id="ada", k=10)}
@@ -49,8 +52,12 @@ def test_agent_scope_sees_shared_and_own_facts_only(memory: Memory) -> None:
 
 
 def test_exact_duplicate_confirms_instead_of_adding(memory: Memory) -> None:
-    first = memory.remember("Prefers dark mode", user_id="ada", category="preference", confidence=0.7)
-    again = memory.remember("  prefers DARK mode. ", user_id="ada", category="preference", confidence=0.8)
+    first = memory.remember(
+        "Prefers dark mode", user_id="ada", category="preference", confidence=0.7
+    )
+    again = memory.remember(
+        "  prefers DARK mode. ", user_id="ada", category="preference", confidence=0.8
+    )
     assert again.id == first.id
     assert again.confirmations == 1 and again.last_confirmed_at is not None
     assert again.confidence == pytest.approx(0.85)
@@ -83,7 +90,9 @@ def test_duplicates_inside_one_batch_collapse(memory: Memory) -> None:
 
 def test_update_keeps_old_text_and_reembeds(memory: Memory) -> None:
     fact = memory.remember("Team lead of the search team", user_id="ada", category="identity")
-    edited = memory.update(fact.id, user_id="ada", content="Team lead of the payments team", reason="moved")
+    edited = memory.update(
+        fact.id, user_id="ada", content="Team lead of the payments team", reason="moved"
+    )
     assert edited.history[0].content == "Team lead of the search team"
     assert edited.history[0].reason == "moved"
     assert memory.recall("payments", user_id="ada")[0].fact.id == fact.id
@@ -95,7 +104,9 @@ def test_soft_forget_leaves_recall_but_stays_for_audit(memory: Memory) -> None:
     assert memory.forget(fact.id) == 1
     assert memory.recall("Vim", user_id="ada") == []
     assert memory.get(fact.id).status is Status.DELETED
-    assert [h.fact.id for h in memory.recall("Vim", user_id="ada", include_inactive=True)] == [fact.id]
+    assert [h.fact.id for h in memory.recall("Vim", user_id="ada", include_inactive=True)] == [
+        fact.id
+    ]
 
 
 def test_purge_erases_the_fact_and_its_vector(memory: Memory) -> None:
@@ -136,7 +147,12 @@ def test_list_filters_and_paginates(memory: Memory) -> None:
         (lambda m: m.remember("ok", user_id="", category="goal"), "user_id is required"),
         (lambda m: m.recall("", user_id="ada"), "query is empty"),
         (lambda m: m.recall("x", user_id="ada", k=0), "k must be"),
-        (lambda m: m.remember_many([{"content": "x", "category": "goal", "evil": 1}], user_id="a"), "unknown item keys"),
+        (
+            lambda m: m.remember_many(
+                [{"content": "x", "category": "goal", "evil": 1}], user_id="a"
+            ),
+            "unknown item keys",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_error_and_writes_nothing(memory: Memory, call, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -151,7 +167,7 @@ def test_missing_user_is_a_scope_error(memory: Memory) -> None:
 
 
 def test_unknown_fact_id(memory: Memory) -> None:
-    with pytest.raises(FactNotFoundError, match="memory.list"):
+    with pytest.raises(FactNotFoundError, match=r"memory\.list"):
         memory.get("nope")
     with pytest.raises(FactNotFoundError):
         memory.forget("nope")

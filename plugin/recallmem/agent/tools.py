@@ -27,7 +27,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from recallmem.agent.scope import resolve_scope
@@ -76,6 +76,13 @@ def format_hits(hits: Sequence[ScoredFact], query: str, texts: ToolTexts) -> str
         avoid = f" (avoid: {fact.source_error})" if fact.source_error else ""
         lines.append(f"{n}. [{fact.category.value}] {fact.content}{avoid}")
     return "\n".join(lines)
+
+
+def _validation_error(error: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
+    return f"Invalid arguments ({problems}). Fix them and call the tool again."
 
 
 def _tool_error(exc: RecallmemError, texts: ToolTexts) -> ToolException:
@@ -135,7 +142,7 @@ class MemoryToolkit(BaseToolkit):
             args_schema=_described(RecallInput, texts.tools["recall"].args),
             response_format="content_and_artifact",
             handle_tool_error=True,
-            handle_validation_error=True,
+            handle_validation_error=_validation_error,
         )
 
     def _remember_tool(self, texts: ToolTexts) -> StructuredTool:
@@ -163,5 +170,5 @@ class MemoryToolkit(BaseToolkit):
             description=texts.tools["remember"].description,
             args_schema=_described(RememberInput, texts.tools["remember"].args),
             handle_tool_error=True,
-            handle_validation_error=True,
+            handle_validation_error=_validation_error,
         )

@@ -1,0 +1,70 @@
+"""The CLI drives the same Memory: readable tables, clear non-zero exits."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from recallmem.cli import main
+
+
+def run(home: Path, *argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(["--home", str(home), *argv], out=out), out.getvalue()
+
+
+def test_remember_recall_list_forget_round(home: Path) -> None:
+    code, out = run(home, "remember", "报告请用中文写", "--user", "ada", "--category", "preference")
+    assert code == 0 and "[preference] 报告请用中文写" in out
+    fact_id = out.split()[0]
+    code, out = run(home, "recall", "报告 中文", "--user", "ada")
+    assert code == 0 and out.splitlines()[0].split() == [
+        "score",
+        "dense",
+        "lexical",
+        "id",
+        "category",
+        "content",
+    ]
+    assert "报告请用中文写" in out
+    code, out = run(home, "list", "--user", "ada")
+    assert code == 0 and fact_id[:12] in out and "active" in out
+    code, out = run(home, "forget", fact_id[:12], "--user", "ada")
+    assert (code, out) == (0, "forgot 1 fact(s)\n")
+    _, out = run(home, "list", "--user", "ada", "--status", "deleted")
+    assert fact_id[:12] in out
+
+
+def test_export_then_import_elsewhere(home: Path, tmp_path: Path) -> None:
+    run(home, "remember", "Likes tea", "--user", "ada", "--category", "preference")
+    target = tmp_path / "ada.json"
+    code, out = run(home, "export", "--user", "ada", "-o", str(target))
+    assert code == 0 and json.loads(target.read_text())["facts"][0]["content"] == "Likes tea"
+    code, out = run(tmp_path / "other", "import", str(target))
+    assert (code, out) == (0, "imported 1 fact(s), 0 profile(s) for ada\n")
+
+
+def test_errors_exit_non_zero_with_a_message(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run(home, "forget", "0" * 32)
+    assert code == 2 and "no fact with id" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, _ = run(home, "import", str(bad))
+    assert code == 2 and "is not JSON" in capsys.readouterr().err
+    code, _ = run(home, "recall", "  ", "--user", "ada")
+    assert code == 2 and "query is empty" in capsys.readouterr().err
+
+
+def test_console_script_runs(home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "recallmem.cli", "--home", str(home), "list", "--user", "nobody"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["id", "category", "conf", "status", "content"]

@@ -1,0 +1,121 @@
+"""The recall and remember tools: LangChain's standard suite, scope, errors, artifacts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_tests.unit_tests import ToolsUnitTests
+from recallmem import Memory, MemoryConfig, MemoryToolkit, ScoredFact
+from recallmem.testing import HashingEmbeddings
+
+
+def _tools(home: Path) -> list[BaseTool]:
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    return MemoryToolkit(memory=memory).get_tools()
+
+
+class TestRecallToolStandard(ToolsUnitTests):
+    @pytest.fixture(autouse=True)
+    def _home(self, tmp_path: Path) -> None:
+        self._tool = _tools(tmp_path)[0]
+
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return self._tool
+
+    @property
+    def tool_invoke_params_example(self) -> dict[str, Any]:
+        return {"query": "preferred report language", "k": 3, "categories": ["preference"]}
+
+
+class TestRememberToolStandard(ToolsUnitTests):
+    @pytest.fixture(autouse=True)
+    def _home(self, tmp_path: Path) -> None:
+        self._tool = _tools(tmp_path)[1]
+
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return self._tool
+
+    @property
+    def tool_invoke_params_example(self) -> dict[str, Any]:
+        return {
+            "content": "Prefers reports in Chinese",
+            "category": "preference",
+            "confidence": 0.9,
+        }
+
+
+@pytest.fixture
+def tools(memory: Memory) -> list[BaseTool]:
+    return MemoryToolkit(memory=memory).get_tools()
+
+
+def test_descriptions_come_from_the_prompt_file_and_carry_cues(tools: list[BaseTool]) -> None:
+    recall, remember = tools
+    assert recall.name == "recall" and remember.name == "remember"
+    for cue in ("last time", "my usual", "上次", "我的", "之前", "还记得"):
+        assert cue in recall.description
+    schema = recall.get_input_schema().model_json_schema()
+    assert set(schema["properties"]) == {"query", "k", "categories"}
+    assert schema["properties"]["query"]["description"].startswith("What to look for")
+
+
+def test_recall_returns_content_and_scored_facts_as_artifact(
+    tools: list[BaseTool], memory: Memory
+) -> None:
+    recall, remember = tools
+    config = {"configurable": {"user_id": "ada", "thread_id": "t1"}}
+    assert remember.invoke({"content": "Prefers reports in Chinese", "category": "preference"},
+                           config) == "Saved to memory: Prefers reports in Chinese [preference]"  # fmt: skip
+    assert memory.list(user_id="ada")[0].thread_id == "t1"
+    call = {"name": "recall", "args": {"query": "reports Chinese"}, "id": "c1", "type": "tool_call"}
+    message = recall.invoke(call, config)
+    assert isinstance(message, ToolMessage)
+    assert "Prefers reports in Chinese" in message.content
+    assert isinstance(message.artifact[0], ScoredFact)
+
+
+def test_remembering_again_confirms(tools: list[BaseTool]) -> None:
+    _, remember = tools
+    config = {"configurable": {"user_id": "ada"}}
+    remember.invoke({"content": "Likes tea", "category": "preference"}, config)
+    again = remember.invoke({"content": "likes tea", "category": "preference"}, config)
+    assert again.startswith("Already in memory, confirmed again")
+
+
+def test_scope_from_runtime_context_object(tools: list[BaseTool]) -> None:
+    recall, remember = tools
+
+    class Runtime:
+        def __init__(self) -> None:
+            self.context = {"user_id": "ada", "agent_id": "writer"}
+
+    config = {"configurable": {"__pregel_runtime": Runtime()}}
+    remember.invoke(
+        {"content": "Writer agent uses British spelling", "category": "preference"}, config
+    )
+    assert "British spelling" in recall.invoke({"query": "spelling"}, config)
+    other = {"configurable": {"user_id": "ada", "agent_id": "coder"}}
+    assert "British spelling" not in recall.invoke({"query": "spelling"}, other)
+
+
+def test_errors_reach_the_model_as_text(tools: list[BaseTool]) -> None:
+    recall, remember = tools
+    no_user = recall.invoke({"query": "anything"}, {"configurable": {}})
+    assert "no user_id for this run" in no_user and "answer without memory" in no_user
+    bad_category = remember.invoke(
+        {"content": "x", "category": "hobby"}, {"configurable": {"user_id": "a"}}
+    )
+    assert "category" in bad_category and "identity" in bad_category
+
+
+async def test_async_invoke(tools: list[BaseTool]) -> None:
+    recall, remember = tools
+    config = {"configurable": {"user_id": "ada"}}
+    await remember.ainvoke({"content": "Rides a road bike", "category": "context"}, config)
+    assert "road bike" in await recall.ainvoke({"query": "bike"}, config)
