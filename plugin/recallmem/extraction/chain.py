@@ -37,7 +37,7 @@ from recallmem.extraction.parser import (
     parse_extraction,
 )
 from recallmem.prompts import ChatPromptSpec, load_prompt
-from recallmem.signals import correction, remember_request
+from recallmem.signals import SignalKind, Signals, load_signals
 from recallmem.types import PROFILE_SECTIONS, Category, Fact, Profile, utcnow
 
 EXTRACTION_TOOL = "record_extraction"
@@ -46,10 +46,9 @@ MAX_MESSAGE_CHARS = 2000  # per message in the prompt: a pasted log must not blo
 
 @dataclass(frozen=True)
 class PreparedWindow:
-    """The prompt variables for one window, and what its short ids stand for."""
+    """The prompt variables for one window, and the stored facts its ids stand for."""
 
     inputs: dict[str, str]
-    message_refs: dict[str, str]  # "m1" -> message id
     fact_refs: dict[str, Fact]  # "F1" -> the stored fact shown to the model
 
 
@@ -81,15 +80,18 @@ def _render_profile(profile: Profile | None) -> str:
     return "\n".join(f"- {name}: {s.summary}" for name, s in sections.items())
 
 
-def detect_signals(utterances: Sequence[Utterance]) -> list[tuple[str, str, str]]:
+def detect_signals(
+    utterances: Sequence[Utterance], signals: Signals | None = None
+) -> list[tuple[str, str, str]]:
     """(kind, span, message ref) for each correction or remember cue in the user's words."""
+    signals = signals or load_signals()
     found = []
     for n, u in enumerate(utterances, 1):
         if u.role != "user":
             continue
-        for kind, detect in (("correction", correction), ("remember request", remember_request)):
-            if span := detect(u.content):
-                found.append((kind, span, f"m{n}"))
+        for kind in (SignalKind.CORRECTION, SignalKind.REMEMBER_REQUEST):
+            if span := signals.detect(kind, u.content):
+                found.append((kind.value.replace("_", " "), span, f"m{n}"))
     return found
 
 
@@ -99,20 +101,20 @@ def prepare(
     *,
     profile: Profile | None = None,
     today: datetime | None = None,
+    signals: Signals | None = None,
 ) -> PreparedWindow:
     """The prompt variables for a window; ``related`` is already bounded by the caller."""
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
-    cues = detect_signals(utterances)
-    signals = "; ".join(f'{kind} cue "{span}" in {ref}' for kind, span, ref in cues)
+    cues = detect_signals(utterances, signals)
+    cue_text = "; ".join(f'{kind} cue "{span}" in {ref}' for kind, span, ref in cues)
     inputs = {
         "today": (today or utcnow()).date().isoformat(),
         "profile": _render_profile(profile),
         "existing_facts": "\n".join(_render_fact(r, f) for r, f in fact_refs.items()) or "(none)",
-        "signals": signals or "none",
+        "signals": cue_text or "none",
         "conversation": _render_conversation(utterances),
     }
-    message_refs = {f"m{n}": u.id for n, u in enumerate(utterances, 1)}
-    return PreparedWindow(inputs=inputs, message_refs=message_refs, fact_refs=fact_refs)
+    return PreparedWindow(inputs=inputs, fact_refs=fact_refs)
 
 
 def extraction_schema() -> dict[str, Any]:

@@ -1,0 +1,372 @@
+"""Memory hygiene: which proposed facts are stored, and what they do to the stored ones.
+
+Pure: given what the model proposed, the window it read, the stored facts it was shown
+and each proposal's nearest stored facts, :func:`make_plan` returns a
+:class:`~recallmem.extraction.plan.Plan`. The rules, in order, for each new fact:
+
+1. no secrets, whatever the model returns;
+2. confidence at or above the threshold (0.7 by default);
+3. evidence: the quote must be a span of the user's own messages, so facts drawn only
+   from the assistant's words are dropped;
+4. the fact is written in the language the user used;
+5. not a repeat of another fact of the same window;
+6. if it replaces a stored fact (the model's ``supersede``), the stored one is
+   superseded: kept, linked to its replacement, out of recall. Corrections carry the
+   wrong approach in ``source_error``;
+7. otherwise an exact or near duplicate (``recallmem.dedup``) confirms the stored fact
+   instead of adding one, and a fuller text replaces the stored text.
+
+:func:`add_evictions` then keeps each user-and-agent scope under its cap, sparing
+pinned facts and corrections.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from recallmem.config import MemoryConfig
+from recallmem.dedup import Match, classify
+from recallmem.extraction.filter import Utterance
+from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
+from recallmem.extraction.plan import (
+    Add,
+    Confirm,
+    Dropped,
+    Evict,
+    MarkDone,
+    Operation,
+    Plan,
+    ProfileChange,
+    Supersede,
+)
+from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
+from recallmem.text import is_cjk, normalize, units
+from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
+
+MIN_EVIDENCE_CHARS = 2
+Neighbours = Sequence[tuple[Fact, float]]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The thresholds hygiene applies."""
+
+    min_confidence: float = 0.7
+    dedup_similarity: float = 0.88
+    max_facts_per_scope: int = 1000
+
+    @classmethod
+    def from_config(cls, config: MemoryConfig) -> Policy:
+        """The policy a configuration asks for."""
+        return cls(config.min_confidence, config.dedup_similarity, config.max_facts_per_scope)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What hygiene knows besides the model's output."""
+
+    user_id: str
+    window: Sequence[Utterance]
+    shown: Mapping[str, Fact] = field(default_factory=dict)  # "F1" -> fact shown to the model
+    agent_id: str | None = None
+    thread_id: str | None = None
+    extractor: str | None = None
+    prompt_version: str | None = None
+
+
+def cjk_share(text: str) -> float:
+    """The share of a text's units that are CJK characters (0 for no text)."""
+    found = units(text)
+    return sum(map(is_cjk, found)) / len(found) if found else 0.0
+
+
+def _wrong_language(content: str, evidence: str) -> bool:
+    said, written = cjk_share(evidence), cjk_share(content)
+    return (said >= 0.5 and written == 0.0) or (said == 0.0 and written >= 0.5)
+
+
+def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance | None, str]:
+    """The user message holding ``quote`` and a reason when there is none.
+
+    Quotes are compared normalised (case, width and punctuation ignored); a quote with
+    an ellipsis must have every part in the same user message.
+    """
+    parts = [normalize(p) for p in quote.replace("…", "...").split("...")]
+    parts = [p for p in parts if p]
+    if sum(len(p) for p in parts) < MIN_EVIDENCE_CHARS:
+        return None, "no evidence quoted from the user's messages"
+    holders = [u for u in window if all(p in normalize(u.content) for p in parts)]
+    for utterance in holders:
+        if utterance.role == "user":
+            return utterance, ""
+    if holders:
+        return None, "evidence is only in the assistant's words"
+    return None, "evidence not found in the user's messages"
+
+
+class _Planner:
+    """One plan in the making; each method applies one rule."""
+
+    def __init__(
+        self,
+        result: ExtractionResult,
+        context: Context,
+        policy: Policy,
+        now: datetime,
+        secrets: SecretRules,
+        new_id: Callable[[], str],
+    ) -> None:
+        self.result, self.ctx, self.policy, self.now = result, context, policy, now
+        self.secrets, self.new_id = secrets, new_id
+        self.ops: list[Operation] = []
+        self.dropped: list[Dropped] = [
+            Dropped(content=r.item, reason=f"unreadable model output: {r.reason}")
+            for r in result.rejected
+        ]
+        self.touched: set[str] = set()
+
+    def drop(self, candidate: CandidateFact, reason: str) -> None:
+        self.dropped.append(
+            Dropped(content=candidate.content, category=candidate.category.value, reason=reason)
+        )
+
+    def _refusal(self, candidate: CandidateFact) -> str | None:
+        """Why a proposal cannot be stored at all (rules 1-4), else None."""
+        text = " ".join(
+            filter(None, [candidate.content, candidate.evidence, candidate.source_error])
+        )
+        if find_secret(text, self.secrets):
+            return "holds a secret (password, key or token); secrets are never stored"
+        if len(candidate.content) > MAX_CONTENT_CHARS:
+            return f"longer than {MAX_CONTENT_CHARS} characters; a fact is one sentence"
+        if candidate.confidence < self.policy.min_confidence:
+            return (
+                f"confidence {candidate.confidence:.2f} is below {self.policy.min_confidence:.2f}"
+            )
+        _, why = locate_evidence(candidate.evidence, self.ctx.window)
+        if why:
+            return why
+        if _wrong_language(candidate.content, candidate.evidence):
+            return "not written in the language the user used"
+        return None
+
+    def _source(self, candidate: CandidateFact) -> Source:
+        where, _ = locate_evidence(candidate.evidence, self.ctx.window)
+        return Source(
+            thread_id=self.ctx.thread_id,
+            message_ids=(where.id,) if where else (),
+            quote=candidate.evidence,
+            at=self.now,
+            extractor=self.ctx.extractor,
+            prompt_version=self.ctx.prompt_version,
+        )
+
+    def _replaces(self, candidate: CandidateFact) -> list[tuple[SupersedeRequest, Fact]]:
+        wanted = normalize(candidate.content)
+        return [
+            (request, self.ctx.shown[request.fact_id])
+            for request in self.result.supersede
+            if request.replacement
+            and request.fact_id in self.ctx.shown
+            and normalize(request.replacement) == wanted
+        ]
+
+    def _duplicate(
+        self, candidate: CandidateFact, neighbours: Neighbours
+    ) -> tuple[Fact, Match] | None:
+        for fact, cosine in sorted(neighbours, key=lambda pair: -pair[1]):
+            if fact.id in self.touched or fact.status is not Status.ACTIVE:
+                continue
+            if fact.user_id != self.ctx.user_id:
+                continue
+            if fact.category is not candidate.category and cosine < 0.999:
+                continue
+            match = classify(
+                candidate.content,
+                fact.content,
+                cosine=cosine,
+                threshold=self.policy.dedup_similarity,
+            )
+            if match is not None:
+                return fact, match
+        return None
+
+    def candidate(self, candidate: CandidateFact, neighbours: Neighbours, seen: set[str]) -> None:
+        if reason := self._refusal(candidate):
+            return self.drop(candidate, reason)
+        key = normalize(candidate.content)
+        if key in seen:
+            return self.drop(candidate, "repeats another fact of this window")
+        seen.add(key)
+        source = self._source(candidate)
+        replaced = [(r, f) for r, f in self._replaces(candidate) if f.id not in self.touched]
+        if not replaced and (dup := self._duplicate(candidate, neighbours)):
+            fact, match = dup
+            self.touched.add(fact.id)
+            richer = candidate.content if match is Match.RICHER else None
+            why = "says more than a stored fact" if richer else "repeats a stored fact"
+            self.ops.append(Confirm(fact_id=fact.id, confidence=candidate.confidence,
+                                    source=source, content=richer, reason=why))  # fmt: skip
+            return None
+        self._add(candidate, source, replaced)
+        return None
+
+    def _add(
+        self,
+        candidate: CandidateFact,
+        source: Source,
+        replaced: list[tuple[SupersedeRequest, Fact]],
+    ) -> None:
+        error = candidate.source_error
+        if candidate.category is Category.CORRECTION and not error and replaced:
+            error = replaced[0][1].content  # the corrected fact is the wrong approach
+        fact = Fact(
+            id=self.new_id(),
+            content=candidate.content,
+            category=candidate.category,
+            confidence=candidate.confidence,
+            user_id=self.ctx.user_id,
+            agent_id=self.ctx.agent_id,
+            thread_id=self.ctx.thread_id,
+            sources=(source,),
+            source_error=error,
+            supersedes=replaced[0][1].id if replaced else None,
+            created_at=self.now,
+            updated_at=self.now,
+        )
+        reason = "new fact" if not replaced else f"replaces {len(replaced)} stored fact(s)"
+        self.ops.append(Add(fact=fact, reason=reason))
+        for request, old in replaced:
+            self.touched.add(old.id)
+            why = request.reason or ("corrected" if error else "replaced by a newer fact")
+            self.ops.append(Supersede(fact_id=old.id, by=fact.id, reason=why))
+
+    def leftovers(self) -> None:
+        """Supersede requests without a stored replacement, confirmations, finished todos."""
+        added = {normalize(op.fact.content) for op in self.ops if isinstance(op, Add)}
+        proposed = {normalize(c.content) for c in self.result.facts}
+        for request in self.result.supersede:
+            target = self.ctx.shown.get(request.fact_id)
+            if target is None:
+                self._drop_ref(request.fact_id, "supersede")
+            elif target.id in self.touched:
+                continue
+            elif request.replacement is None:
+                if request.reason:  # a retraction: "I no longer work there"
+                    self.touched.add(target.id)
+                    self.ops.append(Supersede(fact_id=target.id, reason=request.reason))
+            elif normalize(request.replacement) not in added:
+                gone = normalize(request.replacement) in proposed
+                why = (
+                    "its replacement was not stored"
+                    if gone
+                    else "its replacement is not among the new facts"
+                )
+                self.dropped.append(Dropped(content=f"supersede {target.content}", reason=why))
+        for ref in self.result.confirmed:
+            self._simple(ref, "confirm")
+        for ref in self.result.todos_done:
+            self._simple(ref, "done")
+
+    def _drop_ref(self, ref: str, what: str) -> None:
+        self.dropped.append(
+            Dropped(
+                content=f"{what} {ref}", reason=f"{ref} is not one of the facts shown to the model"
+            )
+        )
+
+    def _simple(self, ref: str, kind: str) -> None:
+        target = self.ctx.shown.get(ref)
+        if target is None:
+            return self._drop_ref(ref, kind)
+        if target.id in self.touched:
+            return None
+        if kind == "done" and target.category is not Category.TODO:
+            self.dropped.append(Dropped(content=f"done {target.content}", reason="not a todo"))
+            return None
+        self.touched.add(target.id)
+        if kind == "done":
+            self.ops.append(MarkDone(fact_id=target.id, reason="the user finished it"))
+        else:
+            source = Source(thread_id=self.ctx.thread_id, at=self.now, extractor=self.ctx.extractor,
+                            prompt_version=self.ctx.prompt_version)  # fmt: skip
+            self.ops.append(Confirm(fact_id=target.id, confidence=target.confidence,
+                                    source=source, reason="restated by the user"))  # fmt: skip
+        return None
+
+    def profile(self) -> list[ProfileChange]:
+        changes = []
+        for section in PROFILE_SECTIONS:
+            update = self.result.profile.get(section)
+            if not update or not update.should_update or not update.summary:
+                continue
+            if find_secret(update.summary, self.secrets):
+                self.dropped.append(Dropped(content=f"profile {section}", reason="holds a secret"))
+            else:
+                changes.append(ProfileChange(section=section, summary=update.summary[:600]))
+        return changes
+
+
+def make_plan(
+    result: ExtractionResult,
+    context: Context,
+    neighbours: Sequence[Neighbours],
+    *,
+    policy: Policy | None = None,
+    now: datetime,
+    secrets: SecretRules | None = None,
+    new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+) -> Plan:
+    """The plan for one window. ``neighbours[i]`` are the stored facts nearest to
+    ``result.facts[i]`` (active, in the context's scope) with their cosines."""
+    if len(neighbours) != len(result.facts):
+        raise ValueError("give one list of neighbours per proposed fact")
+    planner = _Planner(
+        result, context, policy or Policy(), now, secrets or load_secret_rules(), new_id
+    )
+    seen: set[str] = set()
+    for candidate, near in zip(result.facts, neighbours, strict=True):
+        planner.candidate(candidate, near, seen)
+    planner.leftovers()
+    return Plan(
+        user_id=context.user_id,
+        agent_id=context.agent_id,
+        thread_id=context.thread_id,
+        at=now,
+        operations=tuple(planner.ops),
+        dropped=tuple(planner.dropped),
+        profile=tuple(planner.profile()),
+    )
+
+
+def _value(fact: Fact) -> tuple[int, float, float]:
+    # Least valuable first: never confirmed, least sure, longest untouched.
+    seen = fact.last_accessed_at or fact.last_confirmed_at or fact.updated_at
+    return (fact.confirmations, fact.confidence, seen.timestamp())
+
+
+def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
+    """``plan`` plus the evictions that keep its scope at ``cap`` active facts.
+
+    ``active`` are the scope's active facts as stored before the plan. Pinned facts,
+    corrections and facts the plan already changes are never evicted.
+    """
+    leaving = set(plan.targets()) - {
+        op.fact_id for op in plan.operations if isinstance(op, Confirm)
+    }
+    remaining = [f for f in active if f.id not in leaving]
+    over = len(remaining) + plan.count(Add) - cap
+    if over <= 0:
+        return plan
+    spared = set(plan.targets())
+    pool = [
+        f
+        for f in remaining
+        if not f.pinned and f.category is not Category.CORRECTION and f.id not in spared
+    ]
+    reason = f"the scope holds more than {cap} facts"
+    evictions = [Evict(fact_id=f.id, reason=reason) for f in sorted(pool, key=_value)[:over]]
+    return plan.model_copy(update={"operations": (*plan.operations, *evictions)})

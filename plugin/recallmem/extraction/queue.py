@@ -1,0 +1,403 @@
+"""The durable extraction queue: a SQLite file that survives crashes and restarts.
+
+Per conversation thread (of one user and agent) it keeps the kept messages in arrival
+order (``seq``) and a **watermark**, the last ``seq`` already extracted. A **window** is
+the messages after the watermark; it is **due** after ``debounce`` seconds without a
+new message, after ``max_wait`` seconds of steady traffic, at ``flush_count`` pending
+messages, or at once when a message asks to be remembered.
+
+- Nothing is lost: messages are written before ``observe`` returns, and the watermark
+  moves only after the window's facts are written.
+- Nothing is sent twice: a message seen again (same id, or same role and text) is
+  ignored, and the plan computed from a window is journaled before it is applied, so a
+  crash between extraction and write is finished after a restart without calling the
+  model again.
+- Two workers never extract the same window: claiming takes a lease (in one SQLite
+  transaction); a lease held by a dead process on this host, or expired, is taken over.
+- Failures retry with exponential backoff; after ``max_attempts`` the window moves to
+  the dead letters with the reason, and the thread goes on.
+
+>>> import tempfile, pathlib
+>>> queue = QueueStore(pathlib.Path(tempfile.mkdtemp()) / "q.sqlite3", Timing(debounce=30))
+>>> from recallmem.extraction.filter import Utterance
+>>> scope = ThreadScope(user_id="u1", thread_id="t1")
+>>> queue.add(scope, [Utterance(id="a", role="user", content="I use TypeScript")])
+1
+>>> queue.claim() is None, queue.claim(force=True).hi  # not due yet; forced, one message
+(True, 1)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recallmem.config import MemoryConfig
+from recallmem.errors import InvalidInputError, StoreError
+from recallmem.extraction.filter import Utterance
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+  key TEXT PRIMARY KEY, user_id TEXT NOT NULL, agent_id TEXT, thread_id TEXT NOT NULL,
+  next_seq INTEGER NOT NULL DEFAULT 1, watermark INTEGER NOT NULL DEFAULT 0,
+  first_pending_at REAL, last_observed_at REAL,
+  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT,
+  lease_owner TEXT, lease_until REAL, window_hi INTEGER, journal TEXT);
+CREATE TABLE IF NOT EXISTS messages (
+  key TEXT NOT NULL, seq INTEGER NOT NULL, msg_id TEXT NOT NULL, role TEXT NOT NULL,
+  content TEXT, urgent INTEGER NOT NULL DEFAULT 0, observed_at REAL NOT NULL,
+  PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
+CREATE TABLE IF NOT EXISTS dead_letters (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
+  agent_id TEXT, thread_id TEXT NOT NULL, messages TEXT NOT NULL, reason TEXT NOT NULL,
+  attempts INTEGER NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS usage_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
+  at REAL NOT NULL, model TEXT, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL);
+"""
+PENDING = "t.next_seq - 1 > t.watermark"
+# A journaled plan belongs to its exact window; otherwise the next claim may take more.
+_KEEP_JOURNALED_WINDOW = "window_hi = CASE WHEN journal IS NULL THEN NULL ELSE window_hi END"
+URGENT = (
+    "EXISTS (SELECT 1 FROM messages m WHERE m.key = t.key AND m.seq > t.watermark AND m.urgent)"
+)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When windows are due and how failures are retried."""
+
+    debounce: float = 30.0
+    max_wait: float = 120.0
+    flush_count: int = 20
+    max_attempts: int = 5
+    retry_base: float = 5.0
+    retry_max: float = 600.0
+    lease: float = 600.0
+
+    @classmethod
+    def from_config(cls, config: MemoryConfig) -> Timing:
+        """The timing a configuration asks for."""
+        return cls(
+            debounce=config.debounce_seconds,
+            max_wait=config.max_wait_seconds,
+            flush_count=config.flush_message_count,
+            max_attempts=config.max_attempts,
+        )
+
+    @property
+    def window_cap(self) -> int:
+        """Most messages sent in one model call."""
+        return max(2 * self.flush_count, 10)
+
+    def due_at(self, row: Any, *, urgent: bool, now: float) -> float:
+        """When a thread's window is due (a ``threads`` row; the SQL in ``claim`` agrees)."""
+        pending = row["next_seq"] - 1 - row["watermark"]
+        if row["journal"] is not None or urgent or pending >= self.flush_count:
+            due = now
+        else:
+            due = min(
+                row["last_observed_at"] + self.debounce, row["first_pending_at"] + self.max_wait
+            )
+        return float(max(due, row["next_attempt_at"] or 0.0))
+
+    def backoff(self, attempts: int) -> float:
+        """Seconds to wait before attempt ``attempts + 1``."""
+        return float(min(self.retry_max, self.retry_base * 2 ** max(attempts - 1, 0)))
+
+
+@dataclass(frozen=True)
+class ThreadScope:
+    """One conversation thread of one user (and agent)."""
+
+    user_id: str
+    thread_id: str
+    agent_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The thread's key in the queue."""
+        return json.dumps([self.user_id, self.agent_id, self.thread_id])
+
+
+@dataclass(frozen=True)
+class Window:
+    """A claimed window: messages ``(lo, hi]`` of a thread, and its journal if any."""
+
+    scope: ThreadScope
+    lo: int
+    hi: int
+    messages: tuple[Utterance, ...]
+    attempts: int
+    journal: str | None
+    owner: str
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def owner_is_dead(owner: str | None, me: str) -> bool:
+    """Whether a lease owner (``host:pid:nonce``) is a dead process on this host."""
+    if not owner or owner == me:
+        return False
+    host, pid, _ = [*owner.split(":"), "", "", ""][:3]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    return not _pid_alive(int(pid))
+
+
+class QueueStore:
+    """The queue's SQLite file; safe to share between threads and processes."""
+
+    def __init__(
+        self, path: Path, timing: Timing, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.path, self.timing, self.clock = Path(path), timing, clock
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._lock = threading.RLock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"could not open the extraction queue at {self.path}: {exc}. Check that the "
+                "directory is writable, or set RECALLMEM_HOME to another data directory."
+            ) from exc
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._db.execute(sql, args))
+
+    def close(self) -> None:
+        """Close the file; pending work stays in it."""
+        with self._lock:
+            self._db.close()
+
+    # -- writing ------------------------------------------------------------------
+
+    def add(
+        self, scope: ThreadScope, messages: Sequence[Utterance], urgent: Sequence[bool] = ()
+    ) -> int:
+        """Queue the messages not seen before in this thread; returns how many were new."""
+        if not scope.user_id or not scope.thread_id:
+            raise InvalidInputError("user_id and thread_id are required to queue messages")
+        flags = list(urgent) or [False] * len(messages)
+        now = self.clock()
+        with self.tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO threads (key, user_id, agent_id, thread_id) "
+                "VALUES (?,?,?,?)",
+                (scope.key, scope.user_id, scope.agent_id, scope.thread_id),
+            )
+            (next_seq,) = db.execute(
+                "SELECT next_seq FROM threads WHERE key=?", (scope.key,)
+            ).fetchone()
+            added = 0
+            for message, flag in zip(messages, flags, strict=True):
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO messages VALUES (?,?,?,?,?,?,?)",
+                    (
+                        scope.key,
+                        next_seq + added,
+                        message.id,
+                        message.role,
+                        message.content,
+                        flag,
+                        now,
+                    ),
+                )
+                added += cursor.rowcount
+            db.execute(
+                "UPDATE threads SET next_seq = next_seq + ?, last_observed_at = ?, "
+                "first_pending_at = CASE WHEN ? > 0 THEN COALESCE(first_pending_at, ?) "
+                "ELSE first_pending_at END WHERE key = ?",
+                (added, now, added, now, scope.key),
+            )
+        return added
+
+    def _due_sql(self, force: bool) -> tuple[str, list[Any]]:
+        now = self.clock()
+        lease_free = "(t.lease_owner IS NULL OR t.lease_until < ?)"
+        if force:
+            return f"{PENDING} AND {lease_free}", [now]
+        t = self.timing
+        due = (
+            f"(t.journal IS NOT NULL OR {URGENT} OR t.next_seq - 1 - t.watermark >= ? "
+            "OR t.last_observed_at <= ? OR t.first_pending_at <= ?)"
+        )
+        backoff = "(t.next_attempt_at IS NULL OR t.next_attempt_at <= ?)"
+        sql = f"{PENDING} AND {lease_free} AND {backoff} AND {due}"
+        return sql, [now, now, t.flush_count, now - t.debounce, now - t.max_wait]
+
+    def _steal_dead_leases(self, db: sqlite3.Connection) -> None:
+        for row in db.execute(
+            f"SELECT key, lease_owner FROM threads t WHERE {PENDING} AND lease_owner IS NOT NULL"
+        ):
+            if owner_is_dead(row["lease_owner"], self.owner):
+                db.execute("UPDATE threads SET lease_until = 0 WHERE key = ?", (row["key"],))
+
+    def claim(
+        self, key: str | None = None, *, force: bool = False, exclude: Sequence[str] = ()
+    ) -> Window | None:
+        """Lease the next due window (``force``: any pending one), or None."""
+        sql, args = self._due_sql(force)
+        if key is not None:
+            sql, args = f"{sql} AND t.key = ?", [*args, key]
+        if exclude:
+            sql += f" AND t.key NOT IN ({','.join('?' * len(exclude))})"
+            args += list(exclude)
+        with self.tx() as db:
+            self._steal_dead_leases(db)
+            row = db.execute(
+                f"SELECT * FROM threads t WHERE {sql} ORDER BY t.first_pending_at LIMIT 1", args
+            ).fetchone()
+            if row is None:
+                return None
+            hi = row["window_hi"] or min(
+                row["next_seq"] - 1, row["watermark"] + self.timing.window_cap
+            )
+            db.execute(
+                "UPDATE threads SET lease_owner=?, lease_until=?, window_hi=? WHERE key=?",
+                (self.owner, self.clock() + self.timing.lease, hi, row["key"]),
+            )
+            messages = db.execute(
+                "SELECT msg_id, role, content FROM messages "
+                "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
+                (row["key"], row["watermark"], hi),
+            ).fetchall()
+        scope = ThreadScope(
+            user_id=row["user_id"], thread_id=row["thread_id"], agent_id=row["agent_id"]
+        )
+        utterances = tuple(
+            Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
+        )
+        return Window(
+            scope, row["watermark"], hi, utterances, row["attempts"], row["journal"], self.owner
+        )
+
+    def journal(self, window: Window, payload: str, usage: dict[str, Any]) -> None:
+        """Record what the model produced for a window before anything is written."""
+        with self.tx() as db:
+            db.execute(
+                "UPDATE threads SET journal=? WHERE key=? AND watermark=? AND lease_owner=?",
+                (payload, window.scope.key, window.lo, window.owner),
+            )
+            db.execute(
+                "INSERT INTO usage_log (key, user_id, at, model, calls, input_tokens, "
+                "output_tokens) VALUES (?,?,?,?,?,?,?)",
+                (
+                    window.scope.key,
+                    window.scope.user_id,
+                    self.clock(),
+                    usage.get("model"),
+                    usage.get("calls", 0),
+                    usage.get("input_tokens", 0),
+                    usage.get("output_tokens", 0),
+                ),
+            )
+
+    def _advance(self, db: sqlite3.Connection, window: Window) -> bool:
+        moved = db.execute(
+            "UPDATE threads SET watermark=?, window_hi=NULL, journal=NULL, attempts=0, "
+            "next_attempt_at=NULL, last_error=NULL, lease_owner=NULL, lease_until=NULL, "
+            "first_pending_at=(SELECT MIN(observed_at) FROM messages WHERE key=? AND seq>?) "
+            "WHERE key=? AND watermark=?",
+            (window.hi, window.scope.key, window.hi, window.scope.key, window.lo),
+        ).rowcount
+        # The text is no longer needed; the ids stay so a resent message is recognised.
+        db.execute(
+            "UPDATE messages SET content=NULL WHERE key=? AND seq<=?", (window.scope.key, window.hi)
+        )
+        return bool(moved)
+
+    def complete(self, window: Window) -> bool:
+        """Move the watermark past a window whose plan was applied."""
+        with self.tx() as db:
+            return self._advance(db, window)
+
+    def release(self, window: Window) -> None:
+        """Give a window back untouched (no model, or shutting down)."""
+        with self.tx() as db:
+            db.execute(
+                f"UPDATE threads SET lease_owner=NULL, lease_until=NULL, {_KEEP_JOURNALED_WINDOW} "
+                "WHERE key=? AND lease_owner=?",
+                (window.scope.key, window.owner),
+            )
+
+    def fail(self, window: Window, reason: str) -> bool:
+        """Record a failure; returns True when the window went to the dead letters."""
+        attempts = window.attempts + 1
+        with self.tx() as db:
+            if attempts >= self.timing.max_attempts:
+                messages = json.dumps([m.model_dump() for m in window.messages], ensure_ascii=False)
+                db.execute(
+                    "INSERT INTO dead_letters (key, user_id, agent_id, thread_id, messages, "
+                    "reason, attempts, at) VALUES (?,?,?,?,?,?,?,?)",
+                    (window.scope.key, window.scope.user_id, window.scope.agent_id,
+                     window.scope.thread_id, messages, reason, attempts, self.clock()),
+                )  # fmt: skip
+                self._advance(db, window)
+                return True
+            db.execute(
+                "UPDATE threads SET attempts=?, last_error=?, next_attempt_at=?, "
+                f"lease_owner=NULL, lease_until=NULL, {_KEEP_JOURNALED_WINDOW} "
+                "WHERE key=? AND watermark=?",
+                (
+                    attempts,
+                    reason,
+                    self.clock() + self.timing.backoff(attempts),
+                    window.scope.key,
+                    window.lo,
+                ),
+            )
+            return False
+
+    def pending_count(self, scope: ThreadScope) -> int:
+        """How many messages of a thread wait for extraction."""
+        rows = self.read("SELECT next_seq - 1 - watermark FROM threads WHERE key=?", (scope.key,))
+        return int(rows[0][0]) if rows else 0
+
+    def in_progress_here(self, exclude: Sequence[str] = ()) -> int:
+        """Pending threads leased right now by a worker of this process (any instance)."""
+        here = self.owner.rsplit(":", 1)[0] + ":%"
+        rows = self.read(
+            f"SELECT key FROM threads t WHERE {PENDING} AND lease_owner LIKE ? "
+            "AND lease_until >= ?",
+            (here, self.clock()),
+        )
+        return sum(row[0] not in exclude for row in rows)
