@@ -5,8 +5,8 @@
 the real encoder.
 
 ``FakeChatModel`` replays scripted replies (texts, messages with tool calls, or errors),
-records what it was sent and reports token usage, so prompts and costs can be tested
-without a model.
+records what it was sent and reports token usage (counted with ``recallmem.tokens``), so
+prompts and costs can be tested without a model.
 
 >>> emb = HashingEmbeddings()
 >>> a, b, c = (emb.embed_query(t) for t in ("likes green tea", "likes tea", "owns a car"))
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -34,6 +33,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
+
+from recallmem.tokens import count_tokens
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]", re.IGNORECASE)
 
@@ -66,22 +67,9 @@ class HashingEmbeddings(Embeddings):
 
 # -- chat model fake -------------------------------------------------------------------
 
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_WORD = re.compile(r"[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _PER_MESSAGE_TOKENS = 4  # role and separators, as OpenAI's chat format counts them
 
 Response = str | BaseMessage | BaseException | Callable[[list[BaseMessage]], Any]
-
-
-def estimate_tokens(text: str) -> int:
-    """A CJK-aware token estimate: one per CJK character, about four characters per token
-    elsewhere. Deterministic, offline, and close enough to count cost trends.
-
-    >>> estimate_tokens("Prefers reports in Chinese"), estimate_tokens("喜欢长文")
-    (7, 4)
-    """
-    cjk = len(_CJK_CHAR.findall(text))
-    return cjk + sum(math.ceil(len(word) / 4) for word in _WORD.findall(text))
 
 
 class FakeChatModel(BaseChatModel):
@@ -103,7 +91,7 @@ class FakeChatModel(BaseChatModel):
     responses: list[Response] = Field(default_factory=list)
     cycle: bool = Field(default=False, description="Start over when the responses run out.")
     model_name: str = "fake-chat-model"
-    count_tokens: Callable[[str], int] = Field(default=estimate_tokens, exclude=True)
+    count_tokens: Callable[[str], int] = Field(default=count_tokens, exclude=True)
     requests: list[list[BaseMessage]] = Field(default_factory=list, exclude=True)
     request_kwargs: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
     usage: dict[str, int] = Field(
