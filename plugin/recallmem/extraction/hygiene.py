@@ -4,7 +4,8 @@ Pure: given what the model proposed, the window it read, the stored facts it was
 and each proposal's nearest stored facts, :func:`make_plan` returns a
 :class:`~recallmem.extraction.plan.Plan`. The rules, in order, for each new fact:
 
-1. no secrets, whatever the model returns;
+1. no secrets, whatever the model returns; no permissions granted to the assistant and
+   nothing the assistant said about itself (``prompts/scope_rules.yaml``);
 2. confidence at or above the threshold (0.7 by default);
 3. evidence: the quote must be a span of the user's own messages, so facts drawn only
    from the assistant's words are dropped;
@@ -26,6 +27,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
@@ -42,6 +44,7 @@ from recallmem.extraction.plan import (
     ProfileChange,
     Supersede,
 )
+from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
 from recallmem.text import is_cjk, normalize, units
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
@@ -62,6 +65,19 @@ class Policy:
     def from_config(cls, config: MemoryConfig) -> Policy:
         """The policy a configuration asks for."""
         return cls(config.min_confidence, config.dedup_similarity, config.max_facts_per_scope)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The pattern rules hygiene applies (data in ``prompts/``)."""
+
+    secrets: SecretRules
+    scope: ScopeRules
+
+    @classmethod
+    def load(cls, prompt_dir: Path | None = None) -> Rules:
+        """The rules from ``prompts/secrets.yaml`` and ``prompts/scope_rules.yaml``."""
+        return cls(load_secret_rules(prompt_dir), load_scope_rules(prompt_dir))
 
 
 @dataclass(frozen=True)
@@ -116,11 +132,11 @@ class _Planner:
         context: Context,
         policy: Policy,
         now: datetime,
-        secrets: SecretRules,
+        rules: Rules,
         new_id: Callable[[], str],
     ) -> None:
         self.result, self.ctx, self.policy, self.now = result, context, policy, now
-        self.secrets, self.new_id = secrets, new_id
+        self.secrets, self.scope_rules, self.new_id = rules.secrets, rules.scope, new_id
         self.ops: list[Operation] = []
         self.dropped: list[Dropped] = [
             Dropped(content=r.item, reason=f"unreadable model output: {r.reason}")
@@ -140,6 +156,8 @@ class _Planner:
         )
         if find_secret(text, self.secrets):
             return "holds a secret (password, key or token); secrets are never stored"
+        if out_of_scope := self.scope_rules.violation(candidate.content):
+            return out_of_scope
         if len(candidate.content) > MAX_CONTENT_CHARS:
             return f"longer than {MAX_CONTENT_CHARS} characters; a fact is one sentence"
         if candidate.confidence < self.policy.min_confidence:
@@ -317,16 +335,14 @@ def make_plan(
     *,
     policy: Policy | None = None,
     now: datetime,
-    secrets: SecretRules | None = None,
+    rules: Rules | None = None,
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
 ) -> Plan:
     """The plan for one window. ``neighbours[i]`` are the stored facts nearest to
     ``result.facts[i]`` (active, in the context's scope) with their cosines."""
     if len(neighbours) != len(result.facts):
         raise ValueError("give one list of neighbours per proposed fact")
-    planner = _Planner(
-        result, context, policy or Policy(), now, secrets or load_secret_rules(), new_id
-    )
+    planner = _Planner(result, context, policy or Policy(), now, rules or Rules.load(), new_id)
     seen: set[str] = set()
     for candidate, near in zip(result.facts, neighbours, strict=True):
         planner.candidate(candidate, near, seen)

@@ -46,7 +46,7 @@ from recallmem.errors import ExtractionError, ModelNotConfiguredError
 from recallmem.extraction.backlog import Backlog, DeadLetter, PendingEntry
 from recallmem.extraction.chain import create_extractor, prepare
 from recallmem.extraction.filter import MessageLike, Utterance, filter_messages, load_filter_rules
-from recallmem.extraction.hygiene import Context, Policy, add_evictions, make_plan
+from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
 from recallmem.extraction.plan import Add, Plan
 from recallmem.extraction.queue import QueueStore, ThreadScope, Timing, Window
 from recallmem.extraction.report import ExtractionReport, Journal
@@ -102,6 +102,7 @@ class ExtractionPipeline:
         self.prompt = prompt or load_prompt("extract", self.config.prompt_dir)
         self._filter = load_filter_rules(self.config.prompt_dir)
         self._signals = load_signals(self.config.prompt_dir)
+        self._rules = Rules.load(self.config.prompt_dir)
         self._extractor = create_extractor(model, prompt=self.prompt) if model else None
         self.reports: deque[ExtractionReport] = deque(maxlen=100)
         self._worker = Worker(lambda: bool(self.run_due()), self.backlog.seconds_until_due)
@@ -221,7 +222,7 @@ class ExtractionPipeline:
         )
         neighbours = [[(hit.fact, hit.score) for hit in row] for row in rows]
         plan = make_plan(
-            result, context, neighbours, policy=self.policy, now=now, secrets=self._filter.secrets
+            result, context, neighbours, policy=self.policy, now=now, rules=self._rules
         )
         if plan.count(Add):
             plan = add_evictions(plan, self._active(scope), self.policy.max_facts_per_scope)
