@@ -15,8 +15,12 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+
+import numpy as np
 
 from recallmem.text import content_units, normalize
 from recallmem.types import Fact, Revision
@@ -63,3 +67,61 @@ def enrich(old: Fact, new: Fact, now: datetime) -> Fact:
     return confirm(old, new, now).model_copy(
         update={"content": new.content, "history": (*old.history, revision), "updated_at": now}
     )
+
+
+@dataclass(frozen=True)
+class BatchMerge:
+    """What storing a batch of new facts amounts to, once duplicates are folded in."""
+
+    results: list[Fact]  # per candidate, the stored fact it became
+    embedded: list[tuple[Fact, int]]  # facts to write with the vector of that candidate row
+    records: list[Fact]  # existing facts confirmed without a change of text
+
+
+def merge_batch(
+    candidates: Sequence[Fact],
+    vectors: np.ndarray,
+    neighbours: Sequence[Sequence[tuple[Fact, float]]],
+    *,
+    threshold: float,
+    now: datetime,
+) -> BatchMerge:
+    """Fold each candidate into a stored neighbour or an earlier candidate it duplicates.
+
+    ``neighbours[i]`` are the stored facts nearest to candidate ``i`` with their cosines;
+    candidates of one batch are compared with each other through ``vectors``.
+    """
+    chosen: dict[str, Fact] = {}  # id -> latest state, in first-seen order
+    rows: dict[str, int] = {}  # id -> row of `vectors` that matches its current text
+    results: list[Fact] = []
+    for row, candidate in enumerate(candidates):
+        pool = [(chosen.get(f.id, f), c) for f, c in neighbours[row]]
+        pool += [
+            (fact, float(vectors[row] @ vectors[rows[fact.id]]))
+            for fact in chosen.values()
+            if fact.id in rows and fact.agent_id == candidate.agent_id
+        ]
+        merged = _merge(candidate, pool, threshold, now)
+        chosen[merged.id] = merged
+        if merged.content == candidate.content:
+            rows[merged.id] = row
+        results.append(merged)
+    return BatchMerge(
+        results=[chosen[f.id] for f in results],
+        embedded=[(f, rows[f.id]) for f in chosen.values() if f.id in rows],
+        records=[f for f in chosen.values() if f.id not in rows],
+    )
+
+
+def _merge(
+    candidate: Fact, pool: list[tuple[Fact, float]], threshold: float, now: datetime
+) -> Fact:
+    for existing, cosine in sorted(pool, key=lambda pair: -pair[1]):
+        if existing.category is not candidate.category:
+            continue
+        match = classify(candidate.content, existing.content, cosine=cosine, threshold=threshold)
+        if match is Match.SAME:
+            return confirm(existing, candidate, now)
+        if match is Match.RICHER:
+            return enrich(existing, candidate, now)
+    return candidate

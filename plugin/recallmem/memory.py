@@ -20,11 +20,12 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
-from recallmem.dedup import Match, classify, confirm, enrich
+from recallmem.dedup import merge_batch
 from recallmem.errors import FactNotFoundError, ImportRejectedError, InvalidInputError
 from recallmem.portability import ImportReport, build_export, validate_import
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
+from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_client
 from recallmem.store.embeddings import (
     UniversalSentenceEncoder,
@@ -36,7 +37,6 @@ from recallmem.types import (
     Category,
     Fact,
     Profile,
-    Revision,
     ScoredFact,
     ScoreParts,
     Source,
@@ -44,16 +44,13 @@ from recallmem.types import (
     utcnow,
 )
 from recallmem.validation import (
-    check_confidence,
-    check_content,
     check_query,
+    edit_fact,
     new_fact,
     parse_categories,
     parse_category,
     require_user,
 )
-
-_TOUCH_FLUSH_SECONDS = 10.0
 
 
 class Memory:
@@ -89,8 +86,7 @@ class Memory:
         )
         self._indexes = IndexCache(self.config.index_cache_users, self._load_index)
         self._write_lock = threading.RLock()
-        self._touched: dict[str, float] = {}
-        self._touched_since = utcnow()
+        self._access = AccessTimes(self.store)
 
     # reading -----------------------------------------------------------------
 
@@ -138,22 +134,8 @@ class Memory:
         )
         now = utcnow()
         hits = index.search(search, self.weights, now)
-        self._touch(index, [hit.fact.id for hit in hits], now)
+        self._access.add(index.touch([hit.fact.id for hit in hits], now))
         return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
-
-    def _touch(self, index: UserIndex, ids: list[str], now: Any) -> None:
-        # Access times are buffered: recall stays a read, and they reach Chroma in batches.
-        touched = index.touch(ids, now)
-        with self._write_lock:
-            self._touched.update(touched)
-            if (now - self._touched_since).total_seconds() >= _TOUCH_FLUSH_SECONDS:
-                self._flush_touches()
-
-    def _flush_touches(self) -> None:
-        with self._write_lock:
-            pending, self._touched = self._touched, {}
-            self._touched_since = utcnow()
-        self.store.touch(list(pending.items()))
 
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
@@ -253,42 +235,17 @@ class Memory:
         vectors = embed_matrix(self.embeddings, [c.content for c in candidates])
         with self._write_lock:
             index = self._index(user_id)
-            neighbours = index.nearest(vectors, agent_id=agent_id, k=3)
-            chosen: dict[str, Fact] = {}  # id -> final fact, in write order
-            rows: dict[str, int] = {}  # id -> row in `vectors` whose text it now carries
-            out: builtins.list[Fact] = []
-            for row, candidate in enumerate(candidates):
-                pool = [(chosen.get(f.id, f), c) for f, c in neighbours[row]]
-                pool += [
-                    (f, float(vectors[row] @ vectors[rows[f.id]]))
-                    for f in chosen.values()
-                    if f.id in rows and f.agent_id == agent_id
-                ]
-                result = self._merge(candidate, pool, now)
-                chosen[result.id] = result
-                if result.content == candidate.content:
-                    rows[result.id] = row
-                out.append(result)
-            changed = [f for f in chosen.values() if f.id in rows]
-            confirmed = [f for f in chosen.values() if f.id not in rows]
-            self._write(index, changed, vectors[[rows[f.id] for f in changed]], confirmed)
-        return [chosen[f.id] for f in out]
-
-    def _merge(self, candidate: Fact, pool: builtins.list[tuple[Fact, float]], now: Any) -> Fact:
-        for existing, cosine in sorted(pool, key=lambda p: -p[1]):
-            if existing.category is not candidate.category and cosine < 0.999:
-                continue
-            match = classify(
-                candidate.content,
-                existing.content,
-                cosine=cosine,
+            merged = merge_batch(
+                candidates,
+                vectors,
+                index.nearest(vectors, agent_id=agent_id, k=3),
                 threshold=self.config.dedup_similarity,
+                now=now,
             )
-            if match is Match.SAME:
-                return confirm(existing, candidate, now)
-            if match is Match.RICHER:
-                return enrich(existing, candidate, now)
-        return candidate
+            embedded = [fact for fact, _ in merged.embedded]
+            rows = [row for _, row in merged.embedded]
+            self._write(index, embedded, vectors[rows], merged.records)
+        return merged.results
 
     def _write(
         self,
@@ -307,18 +264,26 @@ class Memory:
         if records:
             index.upsert(records)
 
-    def put(self, facts: Sequence[Fact]) -> None:
-        """Write whole fact records as they are (re-embedding their content).
+    def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
+        """Write facts of one user, embedding only those whose text changed."""
+        stale = {
+            f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
+        }
+        embedded = [f for f in facts if f.id in stale]
+        vectors = embed_matrix(self.embeddings, [f.content for f in embedded]) if embedded else None
+        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
-        The extraction pipeline's way to apply a plan; no dedup happens here.
+    def put(self, facts: Sequence[Fact]) -> None:
+        """Write whole fact records as they are; no dedup happens here.
+
+        The extraction pipeline's way to apply a plan, and import's way in.
         """
         by_user: dict[str, builtins.list[Fact]] = {}
         for fact in facts:
             by_user.setdefault(fact.user_id, []).append(fact)
         for user_id, group in by_user.items():
-            vectors = embed_matrix(self.embeddings, [f.content for f in group])
             with self._write_lock:
-                self._write(self._index(user_id), group, vectors, [])
+                self._save(self._index(user_id), group)
 
     def update(
         self,
@@ -335,34 +300,11 @@ class Memory:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         with self._write_lock:
             old = self.get(fact_id, user_id=user_id)
-            changes: dict[str, Any] = {"updated_at": utcnow()}
-            if content is not None:
-                changes["content"] = check_content(content)
-            if category is not None:
-                changes["category"] = parse_category(category)
-            if confidence is not None:
-                changes["confidence"] = check_confidence(confidence)
-            if pinned is not None:
-                changes["pinned"] = bool(pinned)
-            if status is not None:
-                changes["status"] = Status(status)
-            if (
-                changes.get("content", old.content) != old.content
-                or changes.get("category", old.category) != old.category
-            ):
-                revision = Revision(
-                    content=old.content,
-                    category=old.category,
-                    at=changes["updated_at"],
-                    reason=reason or "edited",
-                )
-                changes["history"] = (*old.history, revision)
-            fact = old.model_copy(update=changes)
-            index = self._index(old.user_id)
-            if fact.content != old.content:
-                self._write(index, [fact], embed_matrix(self.embeddings, [fact.content]), [])
-            else:
-                self._write(index, [], None, [fact])
+            fact = edit_fact(
+                old, now=utcnow(), content=content, category=category, confidence=confidence,
+                pinned=pinned, status=status, reason=reason,
+            )  # fmt: skip
+            self._save(self._index(old.user_id), [fact])
             return fact
 
     def forget(
@@ -402,7 +344,7 @@ class Memory:
                     for f in facts
                     if f.status is not Status.DELETED
                 ]
-                self._write(index, [], None, gone)
+                self._save(index, gone)
             return len(facts)
 
     # profiles, export and import ---------------------------------------------
@@ -458,7 +400,7 @@ class Memory:
 
     def close(self) -> None:
         """Write buffered access times. Safe to call more than once."""
-        self._flush_touches()
+        self._access.flush()
 
     def __enter__(self) -> Memory:
         return self

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Source
+from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Revision, Source, Status
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 MAX_QUERY_CHARS = 4000
@@ -120,3 +120,39 @@ def new_fact(
         )
     except ValidationError as exc:
         raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
+
+
+def edit_fact(
+    old: Fact,
+    *,
+    now: datetime,
+    content: str | None = None,
+    category: object = None,
+    confidence: object = None,
+    pinned: bool | None = None,
+    status: object = None,
+    reason: str | None = None,
+) -> Fact:
+    """The fact with the requested changes; a new text or category keeps the old in history."""
+    changes: dict[str, Any] = {"updated_at": now}
+    if content is not None:
+        changes["content"] = check_content(content)
+    if category is not None:
+        changes["category"] = parse_category(category)
+    if confidence is not None:
+        changes["confidence"] = check_confidence(confidence)
+    if pinned is not None:
+        changes["pinned"] = bool(pinned)
+    if status is not None:
+        try:
+            changes["status"] = Status(str(status))
+        except ValueError:
+            raise InvalidInputError(
+                f"unknown status {status!r}; use one of: {', '.join(s.value for s in Status)}"
+            ) from None
+    text_changed = changes.get("content", old.content) != old.content
+    if text_changed or changes.get("category", old.category) is not old.category:
+        revision = Revision(content=old.content, category=old.category, at=now,
+                            reason=reason or "edited")  # fmt: skip
+        changes["history"] = (*old.history, revision)
+    return old.model_copy(update=changes)
