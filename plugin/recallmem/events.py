@@ -1,0 +1,150 @@
+"""Observability: ``memory_retrieval`` and ``memory_extraction`` events.
+
+Each event is logged as one structured record on the ``recallmem.events`` logger (the
+message is the event name and its JSON payload; ``record.event`` and ``record.data``
+carry the same for log handlers that read attributes) and, inside a LangChain run, is
+also dispatched as a custom callback event of the same name, so ``astream_events`` and
+callback handlers see it. From these, hit rate (retrievals with hits / retrievals),
+injection rate and extraction cost can be computed.
+
+It lives in the vocabulary layer so that both the agent middleware and the extraction
+pipeline can emit through it.
+
+>>> event = RetrievalEvent(user_id="u", thread_id="t", agent_id=None, query="上次的方案",
+...                        hits=2, top_score=0.71, injected=True, trigger="cue")
+>>> event.payload()["trigger"], event.name
+('cue', 'memory_retrieval')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.runnables import RunnableConfig
+
+log = logging.getLogger("recallmem.events")
+
+Trigger = Literal["tool", "cue", "hedge", "injection"]
+_MAX_QUERY_CHARS = 200  # logs carry enough of the query to debug, not whole messages
+
+
+@dataclass(frozen=True)
+class RetrievalEvent:
+    """One retrieval: who asked, why, what came back, and whether it reached the model."""
+
+    name: ClassVar[str] = "memory_retrieval"
+
+    user_id: str
+    thread_id: str | None
+    agent_id: str | None
+    query: str
+    hits: int
+    top_score: float | None
+    injected: bool
+    trigger: Trigger
+    tokens: int | None = None
+    forced: bool = False
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping."""
+        data = asdict(self)
+        data["query"] = self.query[:_MAX_QUERY_CHARS]
+        data["top_score"] = None if self.top_score is None else round(self.top_score, 4)
+        return data
+
+
+class _Changes(Protocol):
+    @property
+    def added(self) -> Sequence[object]: ...
+    @property
+    def confirmed(self) -> Sequence[object]: ...
+    @property
+    def superseded(self) -> Sequence[object]: ...
+    @property
+    def dropped(self) -> Sequence[object]: ...
+
+
+@dataclass(frozen=True)
+class ExtractionEvent:
+    """One extraction: what it added, confirmed, superseded and dropped, and its tokens."""
+
+    name: ClassVar[str] = "memory_extraction"
+
+    user_id: str
+    thread_id: str | None
+    agent_id: str | None
+    added: int
+    confirmed: int
+    superseded: int
+    dropped: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_report(cls, report: Any) -> ExtractionEvent:
+        """From an ``ExtractionReport`` (anything with its fields)."""
+        usage = getattr(report, "usage", None)
+        return cls(
+            user_id=report.user_id,
+            thread_id=report.thread_id,
+            agent_id=report.agent_id,
+            added=len(report.added),
+            confirmed=len(report.confirmed),
+            superseded=len(report.superseded),
+            dropped=len(report.dropped),
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            model=getattr(report, "model", None),
+            error=getattr(report, "error", None),
+        )
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping."""
+        return asdict(self)
+
+
+Event = RetrievalEvent | ExtractionEvent
+
+
+def log_event(event: Event) -> None:
+    """Write the event to the ``recallmem.events`` logger."""
+    data = event.payload()
+    log.info(
+        "%s %s",
+        event.name,
+        json.dumps(data, ensure_ascii=False, sort_keys=True),
+        extra={"event": event.name, "data": data},
+    )
+
+
+def emit(event: Event, config: RunnableConfig | None = None) -> None:
+    """Log the event and, inside a LangChain run, dispatch it as a custom callback event."""
+    log_event(event)
+    with contextlib.suppress(RuntimeError):  # outside a run the log record is the event
+        dispatch_custom_event(event.name, event.payload(), config=config)
+
+
+async def aemit(event: Event, config: RunnableConfig | None = None) -> None:
+    """:func:`emit` for async code (callback handlers may be async)."""
+    log_event(event)
+    with contextlib.suppress(RuntimeError):
+        await adispatch_custom_event(event.name, event.payload(), config=config)
+
+
+__all__ = [
+    "Event",
+    "ExtractionEvent",
+    "RetrievalEvent",
+    "Trigger",
+    "aemit",
+    "emit",
+    "log_event",
+]
