@@ -1,0 +1,130 @@
+"""``POST /v1/chat/stream``: a memory-enabled agent, answered as server-sent events.
+
+Events, in order of arrival:
+
+- ``memory``: what memory did, never chat text: ``{"kind": "recall", ...}`` when facts
+  were recalled (by the planner's tool or forced by the middleware), ``"injection"`` when
+  the memory block was injected, ``"queued"`` when the turn was queued for extraction;
+- ``message``: ``{"text": ...}`` for each assistant message the client should show;
+- ``error``: a problem body if the agent failed mid-stream;
+- ``done``: ``{"thread_id": ..., "ok": ...}``, always last.
+
+The turn is queued for extraction (``memory.observe``) even when the client hangs up
+mid-stream: the queueing runs shielded from the cancellation that the disconnect causes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+
+from recallmem.server.auth import Caller, Principal, resolve_user
+from recallmem.server.chat_agent import ChatTurn, chat_agent, translate
+from recallmem.server.chat_schemas import ChatRequest, message_id
+from recallmem.server.problems import PROBLEM_RESPONSES, Problem
+from recallmem.server.state import ServiceState, State
+
+log = logging.getLogger("recallmem.server.chat")
+
+router = APIRouter(
+    prefix="/v1/chat",
+    tags=["chat"],
+    responses={
+        **PROBLEM_RESPONSES,
+        409: {"model": Problem, "description": "No chat model is configured"},
+    },
+)
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    """One server-sent event.
+
+    >>> sse("done", {"ok": True})
+    b'event: done\\ndata: {"ok": true}\\n\\n'
+    """
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _turn(body: ChatRequest, principal: Principal) -> ChatTurn:
+    user = resolve_user(principal, body.user_id)
+    thread_id = body.thread_id or uuid.uuid4().hex
+    messages: list[BaseMessage] = []
+    for index, message in enumerate(body.messages):
+        ident = message.id or message_id(thread_id, index, message.role, message.content)
+        kind = HumanMessage if message.role == "user" else AIMessage
+        messages.append(kind(content=message.content, id=ident))
+    return ChatTurn(user_id=user, agent_id=body.agent_id, thread_id=thread_id, messages=messages)
+
+
+async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | None:
+    """Queue the turn for extraction; never raises (the answer was already given)."""
+    conversation: list[AnyMessage] = [*turn.messages, *turn.replies]  # type: ignore[list-item]
+    try:
+        observation = await state.memory.aobserve(
+            conversation, user_id=turn.user_id, thread_id=turn.thread_id, agent_id=turn.agent_id
+        )
+    except Exception:
+        log.exception("recallmem: could not queue chat turn of thread %s", turn.thread_id)
+        return None
+    return {
+        "kind": "queued",
+        "queued": observation.queued,
+        "pending": observation.pending,
+        "note": observation.note,
+    }
+
+
+async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
+    agent = chat_agent(state)
+    finished = False
+    try:
+        stream = agent.astream(
+            {"messages": turn.messages},
+            context=turn.context(),
+            config={"configurable": turn.context()},
+            stream_mode=["updates", "custom"],
+        )
+        async for mode, chunk in stream:
+            for event, data in translate(mode, chunk, turn):
+                yield sse(event, data)
+        finished = True
+    except Exception as exc:
+        log.exception("recallmem: chat agent failed in thread %s", turn.thread_id)
+        problem = Problem(status=502, title="Chat failed", detail=f"{type(exc).__name__}: {exc}")
+        yield sse("error", problem.model_dump(exclude_none=True))
+    finally:
+        # A disconnect cancels this generator; the turn is queued regardless.
+        with anyio.CancelScope(shield=True):
+            queued = await _queue_turn(state, turn)
+    if queued is not None:
+        yield sse("memory", queued)
+    yield sse("done", {"thread_id": turn.thread_id, "ok": finished})
+
+
+@router.post(
+    "/stream",
+    summary="Chat with a memory-enabled agent (server-sent events)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Event stream"}},
+)
+async def chat_stream(principal: Caller, state: State, body: ChatRequest) -> StreamingResponse:
+    """Run the agent on the conversation and stream its events.
+
+    ``user_id`` in the body is for admin tokens; a user's token always acts for its own
+    user. Give the same ``thread_id`` on every turn of a conversation.
+    """
+    turn = _turn(body, principal)
+    chat_agent(state)  # fails fast with a problem body when no model is configured
+    return StreamingResponse(
+        _events(state, turn),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,60 @@
+"""The body of a chat request, bounded like every other body."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from recallmem.server.schemas import MAX_ID_CHARS, ScopeId
+
+MAX_MESSAGE_CHARS = 8000
+MAX_MESSAGES = 100
+
+
+class ChatMessage(BaseModel):
+    """One message of the conversation so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        description="Stable id; by default derived from the thread, position and text.",
+    )
+
+
+class ChatRequest(BaseModel):
+    """A conversation whose last message is the user's new one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    thread_id: str | None = ScopeId
+    agent_id: str | None = ScopeId
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        description="Admin tokens only: the user to chat as. A user's token acts for itself.",
+    )
+
+    @model_validator(mode="after")
+    def _ends_with_user(self) -> Self:
+        if self.messages[-1].role != "user":
+            raise ValueError("the last message must be the user's new message (role 'user')")
+        return self
+
+
+def message_id(thread_id: str, index: int, role: str, content: str) -> str:
+    """A stable id for a message sent without one, so a resent turn is not queued twice.
+
+    >>> message_id("t1", 0, "user", "hi") == message_id("t1", 0, "user", "hi")
+    True
+    """
+    digest = hashlib.sha256(f"{thread_id}\0{index}\0{role}\0{content}".encode()).hexdigest()
+    return f"chat-{digest[:24]}"

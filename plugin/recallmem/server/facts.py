@@ -1,0 +1,165 @@
+"""``/v1/users/{user_id}/facts``: list, read, write, edit, pin and forget one user's facts.
+
+Every call goes through the user resolved from the token (:mod:`.auth`); a fact id of
+another user is answered exactly like an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query, status
+
+from recallmem.errors import FactNotFoundError
+from recallmem.memory import Memory
+from recallmem.server.auth import UserId
+from recallmem.server.problems import PROBLEM_RESPONSES, Problem
+from recallmem.server.schemas import (
+    MAX_ID_CHARS,
+    MAX_PAGE_SIZE,
+    Affected,
+    Evidence,
+    FactCreate,
+    FactDetail,
+    FactPage,
+    FactPatch,
+)
+from recallmem.server.state import MemoryDep
+from recallmem.types import Category, Fact, Source
+
+router = APIRouter(
+    prefix="/v1/users/{user_id}/facts",
+    tags=["facts"],
+    responses={
+        **PROBLEM_RESPONSES,
+        404: {"model": Problem, "description": "No such fact for this user"},
+    },
+)
+
+FactId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
+ScopeFilter = Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)]
+StatusFilter = Literal["active", "superseded", "done", "deleted", "all"]
+_MAX_LINEAGE = 50  # a supersede chain longer than this is cut, never followed forever
+
+
+@router.get("", response_model=FactPage, summary="List facts")
+async def list_facts(
+    user: UserId,
+    memory: MemoryDep,
+    category: Category | None = None,
+    status_: Annotated[StatusFilter, Query(alias="status")] = "active",
+    agent_id: ScopeFilter = None,
+    thread_id: ScopeFilter = None,
+    text: Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> FactPage:
+    """The user's facts, newest first, filtered; ``status=all`` includes every status."""
+    items = await memory.alist(
+        user_id=user,
+        agent_id=agent_id,
+        category=category,
+        status=None if status_ == "all" else status_,
+        thread_id=thread_id,
+        text=text,
+        limit=limit,
+        offset=offset,
+    )
+    more = len(items) == limit
+    return FactPage(
+        items=items, limit=limit, offset=offset, next_offset=offset + limit if more else None
+    )
+
+
+@router.post(
+    "", response_model=Fact, status_code=status.HTTP_201_CREATED, summary="Add a fact by hand"
+)
+async def create_fact(user: UserId, memory: MemoryDep, body: FactCreate) -> Fact:
+    """Store a fact; if it duplicates one the user has, that fact is confirmed and returned."""
+    source = Source(thread_id=body.thread_id, quote=body.quote, extractor="manual")
+    return await memory.aremember(
+        body.content,
+        user_id=user,
+        category=body.category,
+        confidence=body.confidence,
+        agent_id=body.agent_id,
+        thread_id=body.thread_id,
+        source=source,
+        pinned=body.pinned,
+    )
+
+
+def _lineage(memory: Memory, fact: Fact, user: str) -> list[Fact]:
+    """The facts linked to ``fact`` by supersedes links, oldest first (erased ones skipped)."""
+
+    def follow(start: Fact, link: Literal["supersedes", "superseded_by"]) -> list[Fact]:
+        chain: list[Fact] = []
+        seen = {start.id}
+        next_id = getattr(start, link)
+        while next_id and next_id not in seen and len(chain) < _MAX_LINEAGE:
+            try:
+                linked = memory.get(next_id, user_id=user)
+            except FactNotFoundError:
+                break
+            chain.append(linked)
+            seen.add(linked.id)
+            next_id = getattr(linked, link)
+        return chain
+
+    return [*reversed(follow(fact, "supersedes")), fact, *follow(fact, "superseded_by")]
+
+
+@router.get("/{fact_id}", response_model=FactDetail, summary="Read a fact in detail")
+async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDetail:
+    """A fact with its evidence quotes, its edit history and its supersede lineage."""
+    fact = await memory.aget(fact_id, user_id=user)
+    lineage = await asyncio.to_thread(_lineage, memory, fact, user)
+    evidence = [
+        Evidence(
+            thread_id=s.thread_id,
+            message_ids=list(s.message_ids),
+            quote=s.quote,
+            at=s.at,
+            extractor=s.extractor,
+            prompt_version=s.prompt_version,
+        )
+        for s in fact.sources
+    ]
+    return FactDetail(fact=fact, evidence=evidence, history=list(fact.history), lineage=lineage)
+
+
+@router.patch("/{fact_id}", response_model=Fact, summary="Edit a fact")
+async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: FactPatch) -> Fact:
+    """Change a fact; edited content is re-embedded and the old text kept in ``history``."""
+    return await memory.aupdate(
+        fact_id,
+        user_id=user,
+        content=body.content,
+        category=body.category,
+        confidence=body.confidence,
+        pinned=body.pinned,
+        status=body.status,
+        reason=body.reason,
+    )
+
+
+@router.delete("/{fact_id}", response_model=Affected, summary="Forget a fact")
+async def delete_fact(
+    user: UserId, memory: MemoryDep, fact_id: FactId, purge: bool = False
+) -> Affected:
+    """Soft-delete (out of recall, kept for audit), or erase with ``purge=true``."""
+    affected = await memory.aforget(fact_id, user_id=user, purge=purge)
+    return Affected(affected=affected, purged=purge)
+
+
+@router.post("/{fact_id}/pin", response_model=Fact, summary="Pin a fact")
+async def pin_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> Fact:
+    """Pinned facts are spared by eviction."""
+    return await memory.aupdate(fact_id, user_id=user, pinned=True)
+
+
+@router.post("/{fact_id}/unpin", response_model=Fact, summary="Unpin a fact")
+async def unpin_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> Fact:
+    """Make a pinned fact evictable again."""
+    return await memory.aupdate(fact_id, user_id=user, pinned=False)

@@ -1,0 +1,126 @@
+"""Whole memory: export (streamed), import (all or nothing) and clear (cascade).
+
+The format is the library's own (:mod:`recallmem.portability`), so a file written by
+``recallmem export`` imports here and the other way round. An import names one user in
+the path, and every row must belong to that user: a token for one user can never write
+into another's memory, whatever the file says.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body
+from fastapi.responses import StreamingResponse
+
+from recallmem.errors import ImportRejectedError
+from recallmem.portability import FORMAT, ImportReport, validate_import
+from recallmem.server.auth import UserId
+from recallmem.server.facts import ScopeFilter
+from recallmem.server.problems import PROBLEM_RESPONSES
+from recallmem.server.schemas import Affected
+from recallmem.server.state import MemoryDep
+
+router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"], responses=PROBLEM_RESPONSES)
+
+_FACTS_PER_CHUNK = 500
+
+
+def stream_document(document: Mapping[str, Any]) -> Iterator[bytes]:
+    """The export document as JSON, written in chunks of facts rather than one string.
+
+    >>> doc = {"format": "f", "facts": [{"id": "a"}, {"id": "b"}], "profiles": []}
+    >>> json.loads(b"".join(stream_document(doc))) == doc
+    True
+    """
+    head = {k: v for k, v in document.items() if k not in ("facts", "profiles")}
+    yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "facts": [').encode()
+    facts = document["facts"]
+    for start in range(0, len(facts), _FACTS_PER_CHUNK):
+        batch = facts[start : start + _FACTS_PER_CHUNK]
+        text = ", ".join(json.dumps(f, ensure_ascii=False) for f in batch)
+        yield ((", " if start else "") + text).encode()
+    profiles = json.dumps(document["profiles"], ensure_ascii=False)
+    yield f'], "profiles": {profiles}}}'.encode()
+
+
+@router.get(
+    "/export",
+    summary="Export the user's memory",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/json": {}}, "description": "The export file"}},
+)
+async def export_memory(
+    user: UserId, memory: MemoryDep, agent_id: ScopeFilter = None
+) -> StreamingResponse:
+    """Every fact (all statuses) and profile of the user, in the versioned export format."""
+    document = await memory.aexport(user_id=user, agent_id=agent_id)
+    filename = f"recallmem-export-{len(document['facts'])}-facts.json"
+    return StreamingResponse(
+        stream_document(document),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+def foreign_rows(document: object, user: str) -> list[tuple[int, str]]:
+    """Rows of an import that name a user other than ``user``."""
+    if not isinstance(document, Mapping):
+        return []
+    found: list[tuple[int, str]] = []
+    for key, label in (("facts", ""), ("profiles", "profiles[{}]: ")):
+        rows = document.get(key)
+        for row, raw in enumerate(rows if isinstance(rows, list) else []):
+            owner = raw.get("user_id") if isinstance(raw, Mapping) else None
+            if owner is not None and owner != user:
+                found.append(
+                    (row, label.format(row) + f"belongs to user {owner!r}, but this import is "
+                     f"for {user!r}; import it as that user")
+                )  # fmt: skip
+    return found
+
+
+@router.post("/import", response_model=ImportReport, summary="Import an export file")
+async def import_memory(
+    user: UserId,
+    memory: MemoryDep,
+    document: Annotated[
+        dict[str, Any],
+        Body(
+            description=f"A '{FORMAT}' document, as written by export.",
+            media_type="application/json",
+        ),
+    ],
+) -> ImportReport:
+    """Validate every row, then write all of them, or nothing: bad rows are named in
+    ``rejected`` and the existing memory is left untouched."""
+    foreign = foreign_rows(document, user)
+    if foreign:
+        rejected = sorted({*foreign, *validate_import(document).rejected})
+        listing = "; ".join(f"row {r}: {why}" for r, why in rejected[:20])
+        raise ImportRejectedError(
+            f"import rejected, nothing was written ({len(rejected)} bad rows): {listing}",
+            rejected,
+        )
+    return await memory.aimport_(document)
+
+
+@router.delete("/memory", response_model=Affected, summary="Clear memory (cascade)")
+async def clear_memory(
+    user: UserId,
+    memory: MemoryDep,
+    agent_id: ScopeFilter = None,
+    thread_id: ScopeFilter = None,
+    purge: bool = False,
+) -> Affected:
+    """Forget all of the user's facts, or those of one agent or one thread.
+
+    Soft by default (out of recall, kept for audit and export); ``purge=true`` erases
+    them, and purging the whole user also erases the profiles.
+    """
+    affected = await memory.aforget(
+        user_id=user, agent_id=agent_id, thread_id=thread_id, purge=purge
+    )
+    return Affected(affected=affected, purged=purge)

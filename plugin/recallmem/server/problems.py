@@ -1,0 +1,164 @@
+"""Errors as JSON problem bodies (RFC 9457): what was wrong and what to do about it.
+
+Every error the service returns has ``type``, ``title``, ``status`` and ``detail``;
+validation errors add ``errors`` (one entry per bad field) and rejected imports add
+``rejected`` (one entry per bad row).
+
+>>> problem = Problem(status=404, title="Fact not found", detail="no fact 'x'")
+>>> problem.model_dump(exclude_none=True)["type"]
+'about:blank'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from recallmem.errors import (
+    EmbeddingMismatchError,
+    FactNotFoundError,
+    ImportRejectedError,
+    InvalidInputError,
+    ModelNotConfiguredError,
+    RecallmemError,
+    StoreError,
+)
+
+MEDIA_TYPE = "application/problem+json"
+
+
+class FieldError(BaseModel):
+    """One invalid field: where it is and what is wrong with it."""
+
+    location: str
+    message: str
+
+
+class RejectedRow(BaseModel):
+    """One rejected import row (``row`` -1 means the document as a whole)."""
+
+    row: int
+    reason: str
+
+
+class Problem(BaseModel):
+    """The body of every error response."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[FieldError] | None = None
+    rejected: list[RejectedRow] | None = None
+
+
+class ProblemError(Exception):
+    """Raised by routes to answer with a problem body."""
+
+    def __init__(self, status: int, title: str, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.problem = Problem(status=status, title=title, detail=detail, **extra)
+        self.headers: dict[str, str] = {}
+
+
+def respond(problem: Problem, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The HTTP response carrying ``problem``."""
+    return JSONResponse(
+        problem.model_dump(mode="json", exclude_none=True),
+        status_code=problem.status,
+        media_type=MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _from_library(exc: RecallmemError) -> Problem:
+    """The problem a library error means to an HTTP client."""
+    if isinstance(exc, FactNotFoundError):
+        detail = f"no fact with id {exc.fact_id!r} for this user; list the facts to find ids"
+        return Problem(status=404, title="Fact not found", detail=detail)
+    if isinstance(exc, ImportRejectedError):
+        rows = [RejectedRow(row=row, reason=reason) for row, reason in exc.rejected]
+        return Problem(status=422, title="Import rejected", detail=str(exc), rejected=rows)
+    if isinstance(exc, InvalidInputError):
+        return Problem(status=400, title="Invalid input", detail=str(exc))
+    if isinstance(exc, ModelNotConfiguredError):
+        return Problem(status=409, title="No chat model configured", detail=str(exc))
+    if isinstance(exc, EmbeddingMismatchError | StoreError):
+        return Problem(status=503, title="Memory store unavailable", detail=str(exc))
+    return Problem(status=400, title="Request failed", detail=str(exc))
+
+
+def _validation_problem(exc: RequestValidationError) -> Problem:
+    errors = [
+        FieldError(
+            location=".".join(str(part) for part in err.get("loc", ())),
+            message=str(err.get("msg", "invalid")),
+        )
+        for err in exc.errors()
+    ]
+    listing = "; ".join(f"{e.location}: {e.message}" for e in errors[:10])
+    return Problem(
+        status=422,
+        title="Invalid request",
+        detail=f"the request does not match the API schema ({listing}); see /openapi.json",
+        errors=errors,
+    )
+
+
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Payload too large",
+}
+
+
+def install(app: FastAPI) -> None:
+    """Answer every error of ``app`` with a problem body."""
+
+    async def on_problem(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ProblemError)
+        return respond(exc.problem, exc.headers)
+
+    async def on_library(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RecallmemError)
+        return respond(_from_library(exc))
+
+    async def on_validation(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return respond(_validation_problem(exc))
+
+    async def on_http(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        title = _TITLES.get(exc.status_code, "Error")
+        detail = str(exc.detail)
+        if exc.status_code == 404:
+            detail = "no such route; the API is described at /openapi.json and /docs"
+        problem = Problem(status=exc.status_code, title=title, detail=detail)
+        return respond(problem, dict(exc.headers or {}))
+
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(RecallmemError, on_library)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "content": {MEDIA_TYPE: {}}, "description": title}
+    for status, title in {
+        400: "Invalid input",
+        401: "Missing or unknown bearer token",
+        403: "The token may not act for this user",
+        413: "Payload too large",
+        422: "The request does not match the schema",
+    }.items()
+}

@@ -1,0 +1,182 @@
+"""The shapes of request and response bodies, with their size bounds.
+
+Facts, scored facts, profiles and revisions travel as the library's own models
+(:mod:`recallmem.types`), so the API and the export format say the same thing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Revision, ScoredFact, Status
+
+MAX_ID_CHARS = 200
+MAX_QUERY_CHARS = 1000
+MAX_SUMMARY_CHARS = 4000
+MAX_PAGE_SIZE = 200
+MAX_SEARCH_K = 50
+
+ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FactCreate(_Body):
+    """A fact written by hand (its source is recorded as ``manual``)."""
+
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    category: Category
+    confidence: float = Field(default=0.9, ge=0.0, le=1.0)
+    agent_id: str | None = ScopeId
+    thread_id: str | None = ScopeId
+    pinned: bool = False
+    quote: str | None = Field(
+        default=None, max_length=MAX_CONTENT_CHARS, description="Evidence in the user's words."
+    )
+
+
+class FactPatch(_Body):
+    """Fields to change; new content is re-embedded and the old text kept in history."""
+
+    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    category: Category | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    pinned: bool | None = None
+    status: Status | None = None
+    reason: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> Self:
+        changes = (self.content, self.category, self.confidence, self.pinned, self.status)
+        if all(value is None for value in changes):
+            raise ValueError(
+                "nothing to change: give content, category, confidence, pinned or status"
+            )
+        return self
+
+
+class FactPage(BaseModel):
+    """One page of facts, newest first; ``next_offset`` is null on the last page."""
+
+    items: list[Fact]
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class Evidence(BaseModel):
+    """A source of a fact: where it was said and the user's words that support it."""
+
+    thread_id: str | None
+    message_ids: list[str]
+    quote: str | None
+    at: datetime
+    extractor: str | None
+    prompt_version: str | None
+
+
+class FactDetail(BaseModel):
+    """A fact with its evidence, its edit history and its supersede lineage.
+
+    ``lineage`` runs oldest first: the facts it replaced, this fact, then the facts
+    that replaced it (following ``supersedes`` / ``superseded_by``).
+    """
+
+    fact: Fact
+    evidence: list[Evidence]
+    history: list[Revision]
+    lineage: list[Fact]
+
+
+class SearchRequest(_Body):
+    """A recall query."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    k: int = Field(default=6, ge=1, le=MAX_SEARCH_K)
+    agent_id: str | None = ScopeId
+    categories: list[Category] | None = Field(default=None, max_length=len(Category))
+    include_inactive: bool = False
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class SearchResult(BaseModel):
+    """Ranked hits, each with the parts its score was made of."""
+
+    query: str
+    hits: list[ScoredFact]
+    took_ms: float
+
+
+class SectionIn(_Body):
+    """One profile section's new summary."""
+
+    summary: str = Field(default="", max_length=MAX_SUMMARY_CHARS)
+
+
+class ProfileIn(_Body):
+    """A whole profile; sections left out become empty."""
+
+    work_context: SectionIn = SectionIn()
+    personal_context: SectionIn = SectionIn()
+    top_of_mind: SectionIn = SectionIn()
+    recent: SectionIn = SectionIn()
+    earlier: SectionIn = SectionIn()
+    background: SectionIn = SectionIn()
+
+
+class Affected(BaseModel):
+    """How many facts an operation changed or erased."""
+
+    affected: int
+    purged: bool
+
+
+class Health(BaseModel):
+    """Liveness and the shape of the deployment (no user data)."""
+
+    status: str
+    version: str
+    store: str
+    auth: str
+
+
+class FactCounts(BaseModel):
+    """Facts by status (per-status counts are given for one user, not for all users)."""
+
+    active: int | None = None
+    superseded: int | None = None
+    done: int | None = None
+    deleted: int | None = None
+    total: int
+
+
+class RecallStats(BaseModel):
+    """Recalls served by this process: how many, how many found something, how fast."""
+
+    count: int
+    with_hits: int
+    hit_rate: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+class ExtractionStats(BaseModel):
+    """Extraction model calls and their token cost, as far as this process knows."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+class Metrics(BaseModel):
+    """Counts, recall latency and hit rate, extraction cost: the caller's user, or all."""
+
+    scope: str
+    facts: FactCounts
+    recall: RecallStats
+    extraction: ExtractionStats

@@ -1,0 +1,369 @@
+// The recallmem inspector: plain DOM, no build step, data rendered as text only.
+"use strict";
+
+const PAGE = 25;
+const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
+const HAND_WRITTEN = new Set(["manual", "tool", null, undefined]);
+const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
+
+const $ = (selector) => document.querySelector(selector);
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (value !== undefined && value !== null) node[key] = value;
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+function say(text, isError = false) {
+  const status = $("#status");
+  status.textContent = text;
+  status.classList.toggle("error", isError);
+}
+
+class ApiError extends Error {
+  constructor(problem) {
+    super(problem.detail || problem.title || "request failed");
+    this.problem = problem;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (state.token) headers.Authorization = `Bearer ${state.token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!response.ok) throw new ApiError(data || { title: response.statusText, status: response.status });
+  return data;
+}
+
+function userPath(suffix) {
+  return `/v1/users/${encodeURIComponent(state.user)}${suffix}`;
+}
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== "" && value !== null && value !== undefined) search.set(key, value);
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+async function guarded(action) {
+  try {
+    await action();
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : "—";
+}
+
+// -- memory list --------------------------------------------------------------------
+
+async function loadFacts() {
+  const params = {
+    text: $("#filter-text").value.trim(),
+    category: $("#filter-category").value,
+    status: $("#filter-status").value,
+    agent_id: state.agent,
+    limit: PAGE,
+    offset: state.offset,
+  };
+  const page = await api("GET", userPath(`/facts${query(params)}`));
+  const list = $("#facts");
+  list.replaceChildren(...page.items.map(factItem));
+  if (!page.items.length) list.append(el("li", { className: "muted empty" }, "No facts match."));
+  $("#prev").disabled = state.offset === 0;
+  $("#next").disabled = page.next_offset === null;
+  $("#page-info").textContent = page.items.length ? `${state.offset + 1}–${state.offset + page.items.length}` : "";
+}
+
+function factItem(fact) {
+  return el(
+    "li",
+    {
+      className: `fact status-${fact.status}${fact.id === state.selected ? " selected" : ""}`,
+      dataset: { id: fact.id },
+      tabIndex: 0,
+      onclick: () => guarded(() => showDetail(fact.id)),
+      onkeydown: (event) => event.key === "Enter" && guarded(() => showDetail(fact.id)),
+    },
+    el("span", { className: `badge cat-${fact.category}` }, fact.category),
+    fact.pinned ? el("span", { className: "pin", title: "pinned" }, "📌") : null,
+    el("span", { className: "content" }, fact.content),
+    el("span", { className: "meta" }, `${fact.status} · ${fact.confidence.toFixed(2)}`),
+  );
+}
+
+// -- detail -------------------------------------------------------------------------
+
+async function showDetail(id) {
+  state.selected = id;
+  const detail = await api("GET", userPath(`/facts/${encodeURIComponent(id)}`));
+  document.querySelectorAll("#facts .fact").forEach((li) => li.classList.toggle("selected", li.dataset.id === id));
+  renderDetail(detail);
+}
+
+function renderDetail({ fact, evidence, history, lineage }) {
+  const pane = $("#detail");
+  const facts = [
+    ["id", fact.id], ["category", fact.category], ["confidence", fact.confidence.toFixed(2)],
+    ["status", fact.status], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
+    ["thread", fact.thread_id || "—"], ["confirmations", fact.confirmations],
+    ["created", when(fact.created_at)], ["updated", when(fact.updated_at)],
+    ["last recalled", when(fact.last_accessed_at)],
+  ];
+  if (fact.source_error) facts.push(["avoid", fact.source_error]);
+  pane.replaceChildren(
+    el("h2", { id: "detail-content" }, fact.content),
+    el("div", { className: "actions" },
+      el("button", { id: "edit", type: "button", onclick: () => startEdit(fact) }, "Edit"),
+      el("button", { id: "pin", type: "button", onclick: () => guarded(() => togglePin(fact)) }, fact.pinned ? "Unpin" : "Pin"),
+      el("button", { id: "delete", type: "button", className: "danger", onclick: () => guarded(() => confirmDelete(fact)) }, "Delete"),
+    ),
+    el("dl", { className: "props" }, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
+    el("h3", {}, "Evidence"),
+    evidence.length
+      ? el("ul", { className: "evidence" }, evidence.map((e) => el("li", {},
+          e.quote ? el("blockquote", {}, e.quote) : el("span", { className: "muted" }, "no quote"),
+          el("span", { className: "meta" }, `${e.extractor || "unknown"}${e.prompt_version ? ` (prompt ${e.prompt_version})` : ""} · thread ${e.thread_id || "—"} · ${when(e.at)}${e.message_ids.length ? ` · messages ${e.message_ids.join(", ")}` : ""}`),
+        )))
+      : el("p", { className: "muted" }, "No recorded source."),
+    el("h3", {}, "Edit history"),
+    history.length
+      ? el("ol", { className: "history" }, history.map((r) => el("li", {},
+          el("span", {}, r.content), el("span", { className: "meta" }, `${r.category} · ${r.reason || "edited"} · ${when(r.at)}`))))
+      : el("p", { className: "muted" }, "Never edited."),
+    el("h3", {}, "Supersede lineage"),
+    lineage.length > 1
+      ? el("ol", { className: "lineage" }, lineage.map((f) => el("li", { className: f.id === fact.id ? "current" : "" },
+          el("a", { href: "#", onclick: (event) => { event.preventDefault(); guarded(() => showDetail(f.id)); } }, f.content),
+          el("span", { className: "meta" }, ` ${f.status}`))))
+      : el("p", { className: "muted" }, "Nothing replaced it and it replaced nothing."),
+  );
+}
+
+function categorySelect(id, selected) {
+  return el("select", { id }, state.categories.map((c) => el("option", { value: c, selected: c === selected }, c)));
+}
+
+function startEdit(fact) {
+  const form = el("form", { id: "edit-form", className: "edit" },
+    el("textarea", { id: "edit-content", required: true, maxLength: 2000, rows: 3, value: fact.content }),
+    el("div", { className: "row" },
+      categorySelect("edit-category", fact.category),
+      el("input", { id: "edit-reason", placeholder: "reason (optional)", maxLength: 200 }),
+      el("button", { type: "submit", id: "edit-save" }, "Save"),
+      el("button", { type: "button", onclick: () => guarded(() => showDetail(fact.id)) }, "Cancel"),
+    ),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    guarded(async () => {
+      const body = { content: $("#edit-content").value, category: $("#edit-category").value };
+      const reason = $("#edit-reason").value.trim();
+      if (reason) body.reason = reason;
+      await api("PATCH", userPath(`/facts/${encodeURIComponent(fact.id)}`), body);
+      say("Saved; the old text is kept in the history.");
+      await Promise.all([showDetail(fact.id), loadFacts()]);
+    });
+  });
+  $("#detail-content").replaceWith(form);
+  $("#edit-content").focus();
+}
+
+async function togglePin(fact) {
+  await api("POST", userPath(`/facts/${encodeURIComponent(fact.id)}/${fact.pinned ? "unpin" : "pin"}`));
+  say(fact.pinned ? "Unpinned." : "Pinned: eviction will spare it.");
+  await Promise.all([showDetail(fact.id), loadFacts()]);
+}
+
+function confirmDelete(fact) {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = `Delete “${fact.content}”? It leaves recall but stays for audit unless purged.`;
+  $("#confirm-purge").checked = false;
+  dialog.returnValue = "";
+  dialog.onclose = () => {
+    if (dialog.returnValue !== "ok") return;
+    guarded(async () => {
+      const purge = $("#confirm-purge").checked;
+      await api("DELETE", userPath(`/facts/${encodeURIComponent(fact.id)}${query({ purge })}`));
+      say(purge ? "Erased for good." : "Deleted (kept for audit; list status 'deleted' to see it).");
+      state.selected = null;
+      $("#detail").replaceChildren(el("p", { className: "muted" }, "Select a fact to see its sources, evidence and history."));
+      await loadFacts();
+    });
+  };
+  dialog.showModal();
+}
+
+async function addFact(event) {
+  event.preventDefault();
+  const body = {
+    content: $("#add-content").value,
+    category: $("#add-category").value,
+    confidence: Number($("#add-confidence").value),
+    pinned: $("#add-pinned").checked,
+  };
+  if (state.agent) body.agent_id = state.agent;
+  const fact = await api("POST", userPath("/facts"), body);
+  $("#add-content").value = "";
+  say(`Stored: ${fact.content}`);
+  state.offset = 0;
+  await loadFacts();
+  await showDetail(fact.id);
+}
+
+// -- retrieval ----------------------------------------------------------------------
+
+function bar(value) {
+  return el("td", { className: "num" }, el("span", { className: "bar", style: `--v:${Math.max(0, Math.min(1, value))}` }), value.toFixed(3));
+}
+
+async function search(event) {
+  event.preventDefault();
+  const body = { query: $("#query").value, k: Number($("#k").value) || 8, include_inactive: $("#inactive").checked };
+  if (state.agent) body.agent_id = state.agent;
+  const result = await api("POST", userPath("/search"), body);
+  $("#search-info").textContent = `${result.hits.length} hit(s) in ${result.took_ms.toFixed(1)} ms`;
+  $("#hits tbody").replaceChildren(...result.hits.map((hit, n) => el("tr", {},
+    el("td", {}, n + 1), bar(hit.score), bar(hit.parts.dense), bar(hit.parts.lexical), bar(hit.parts.recency),
+    bar(hit.parts.confidence), el("td", {}, hit.fact.category),
+    el("td", {}, el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content)),
+  )));
+}
+
+// -- profile ------------------------------------------------------------------------
+
+async function loadProfile() {
+  const profile = await api("GET", userPath(`/profile${query({ agent_id: state.agent })}`));
+  const form = $("#profile-form");
+  form.replaceChildren(
+    ...SECTIONS.map((name) => el("label", {}, el("span", {}, `${name.replace("_", " ")} `,
+      el("span", { className: "meta" }, profile[name].updated_at ? `updated ${when(profile[name].updated_at)}` : "")),
+      el("textarea", { name, rows: 2, maxLength: 4000, value: profile[name].summary }))),
+    el("button", { type: "submit" }, "Save profile"),
+  );
+}
+
+async function saveProfile(event) {
+  event.preventDefault();
+  const body = Object.fromEntries(SECTIONS.map((name) => [name, { summary: event.target.elements[name].value }]));
+  await api("PUT", userPath(`/profile${query({ agent_id: state.agent })}`), body);
+  say("Profile saved.");
+  await loadProfile();
+}
+
+// -- extraction ---------------------------------------------------------------------
+
+function card(label, value) {
+  return el("div", { className: "card" }, el("span", { className: "meta" }, label), el("strong", {}, value));
+}
+
+function queuedMessages(messages) {
+  return el("ul", { className: "messages" }, messages.map((m) => el("li", {}, el("b", {}, `${m.role}: `), m.content)));
+}
+
+async function loadExtraction() {
+  const metrics = await api("GET", userPath("/metrics"));
+  const recall = metrics.recall;
+  $("#metrics").replaceChildren(
+    card("active facts", metrics.facts.active), card("all facts", metrics.facts.total),
+    card("recalls served", recall.count), card("hit rate", recall.hit_rate === null ? "—" : `${(recall.hit_rate * 100).toFixed(0)}%`),
+    card("recall p50 / p95", recall.p50_ms === null ? "—" : `${recall.p50_ms.toFixed(1)} / ${recall.p95_ms.toFixed(1)} ms`),
+    card("extraction calls", metrics.extraction.calls),
+    card("extraction tokens (in / out)", `${metrics.extraction.input_tokens} / ${metrics.extraction.output_tokens}`),
+  );
+  try {
+    const queue = await api("GET", userPath("/queue"));
+    $("#pending").replaceChildren(...queue.pending.map((p) => el("li", {},
+      el("span", { className: "meta" }, `thread ${p.thread_id} · due ${when(p.due_at)} · attempts ${p.attempts}${p.last_error ? ` · last error: ${p.last_error}` : ""}`),
+      queuedMessages(p.messages))));
+    $("#dead").replaceChildren(...queue.dead_letters.map((d) => el("li", {},
+      el("span", { className: "meta" }, `#${d.id} · thread ${d.thread_id} · ${d.attempts} attempts · ${d.reason}`),
+      el("button", { type: "button", onclick: () => guarded(async () => {
+        await api("POST", userPath(`/queue/dead-letters/${d.id}/retry`));
+        say(`Dead letter ${d.id} queued again.`);
+        await loadExtraction();
+      }) }, "Retry"),
+      queuedMessages(d.messages))));
+    if (!queue.pending.length) $("#pending").append(el("li", { className: "muted" }, "Nothing waiting."));
+    if (!queue.dead_letters.length) $("#dead").append(el("li", { className: "muted" }, "No dead letters."));
+  } catch (error) {
+    $("#pending").replaceChildren(el("li", { className: "muted" }, error.message));
+    $("#dead").replaceChildren();
+  }
+  const page = await api("GET", userPath(`/facts${query({ status: "all", limit: 100, agent_id: state.agent })}`));
+  const extracted = page.items.filter((f) => f.sources.some((s) => !HAND_WRITTEN.has(s.extractor)));
+  $("#extracted").replaceChildren(...extracted.slice(0, 30).map((fact) => {
+    const source = fact.sources[fact.sources.length - 1];
+    const item = factItem(fact);
+    item.append(el("span", { className: "meta" }, ` · ${source.extractor} · ${when(source.at)}`));
+    return item;
+  }));
+  if (!extracted.length) $("#extracted").append(el("li", { className: "muted" }, "No facts extracted from conversations yet."));
+}
+
+// -- wiring -------------------------------------------------------------------------
+
+const loaders = { memory: loadFacts, retrieval: async () => {}, profile: loadProfile, extraction: loadExtraction };
+
+function openTab(name) {
+  document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.setAttribute("aria-selected", String(tab.dataset.tab === name)));
+  document.querySelectorAll(".tab").forEach((section) => { section.hidden = section.id !== `tab-${name}`; });
+  localStorage.setItem("recallmem.tab", name);
+  if (state.user) guarded(loaders[name]);
+}
+
+async function loadCategories() {
+  const schema = await api("GET", "/openapi.json");
+  state.categories = schema.components.schemas.Category.enum;
+  $("#filter-category").append(...state.categories.map((c) => el("option", { value: c }, c)));
+  $("#add-category").replaceChildren(...state.categories.map((c) => el("option", { value: c, selected: c === "preference" }, c)));
+}
+
+function connect(event) {
+  if (event) event.preventDefault();
+  state.user = $("#user").value.trim();
+  state.agent = $("#agent").value.trim();
+  state.token = $("#token").value;
+  state.offset = 0;
+  state.selected = null;
+  localStorage.setItem("recallmem.user", state.user);
+  localStorage.setItem("recallmem.agent", state.agent);
+  sessionStorage.setItem("recallmem.token", state.token);
+  if (!state.user) return;
+  say(`Memory of ${state.user}${state.agent ? ` (agent ${state.agent})` : ""}`);
+  openTab(localStorage.getItem("recallmem.tab") || "memory");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#user").value = localStorage.getItem("recallmem.user") || "";
+  $("#agent").value = localStorage.getItem("recallmem.agent") || "";
+  $("#token").value = sessionStorage.getItem("recallmem.token") || "";
+  $("#connect").addEventListener("submit", connect);
+  $("#filters").addEventListener("submit", (e) => { e.preventDefault(); state.offset = 0; guarded(loadFacts); });
+  $("#prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - PAGE); guarded(loadFacts); });
+  $("#next").addEventListener("click", () => { state.offset += PAGE; guarded(loadFacts); });
+  $("#add-form").addEventListener("submit", (e) => guarded(() => addFact(e)));
+  $("#search-form").addEventListener("submit", (e) => guarded(() => search(e)));
+  $("#profile-form").addEventListener("submit", (e) => guarded(() => saveProfile(e)));
+  document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.addEventListener("click", () => openTab(tab.dataset.tab)));
+  guarded(async () => {
+    await loadCategories();
+    if ($("#user").value) connect();
+    else say("Enter a user id (or 'me' with a user's token) and press Open.");
+  });
+});
