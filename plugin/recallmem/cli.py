@@ -143,6 +143,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from recallmem.server.serve import serve
+
+    return serve(host=args.host, port=args.port, chroma_url=args.chroma_url, home=args.home,
+                 out=out)  # fmt: skip
+
+
 def _scope_args(parser: argparse.ArgumentParser, *, user_required: bool = True) -> None:
     parser.add_argument("--user", required=user_required, help="user id")
     parser.add_argument("--agent", default=None, help="agent id (default: shared)")
@@ -193,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", help="read an export (all rows validated first)")
     p.add_argument("file", help="path, or - for stdin")
     p.set_defaults(handler=cmd_import)
+
+    p = sub.add_parser("serve", help="run the HTTP API and the inspector page")
+    p.add_argument("--host", help="interface to bind (default 127.0.0.1; loopback without tokens)")
+    p.add_argument("--port", type=int, help="port (default 8765)")
+    p.add_argument("--chroma-url", help="a Chroma server, e.g. http://127.0.0.1:8000")
+    p.set_defaults(handler=cmd_serve)
     return parser
 
 
