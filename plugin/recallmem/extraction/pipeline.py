@@ -273,15 +273,18 @@ class ExtractionPipeline:
         log.info("recallmem: thread %s: %s", scope.thread_id, report.summary())
         return report
 
-    def run_due(self, *, force: bool = False) -> list[ExtractionReport]:
-        """Extract every window that is due now (``force``: every pending one), in this thread."""
+    def run_due(
+        self, *, force: bool = False, deadline: float | None = None
+    ) -> list[ExtractionReport]:
+        """Extract every window due now (``force``: every pending one), in this thread.
+
+        No new window is started after ``deadline`` (a ``time.monotonic()`` value).
+        """
         reports: list[ExtractionReport] = []
         failed: set[str] = set()
-        while (
-            window := self.queue.claim(force=force, exclude=[*self._reserved, *failed])
-        ) is not None:
-            report = self._process(window)
-            if report is None:
+        while deadline is None or time.monotonic() < deadline:
+            window = self.queue.claim(force=force, exclude=[*self._reserved, *failed])
+            if window is None or (report := self._process(window)) is None:
                 break
             reports.append(report)
             if report.error:
@@ -303,7 +306,7 @@ class ExtractionPipeline:
         deadline = None if timeout is None else time.monotonic() + timeout
         reports: list[ExtractionReport] = []
         while True:
-            reports += self.run_due(force=True)
+            reports += self.run_due(force=True, deadline=deadline)
             failed = [r for r in reports if r.error]
             busy = self.queue.in_progress_here(exclude=list(self._reserved))
             if not busy or (deadline is not None and time.monotonic() >= deadline):
@@ -405,7 +408,7 @@ class ExtractionPipeline:
         deadline = time.monotonic() + timeout
         self._worker.stop(timeout)
         finisher = None
-        if self.model is not None:
+        if self.model is not None and time.monotonic() < deadline:
             finisher = threading.Thread(target=self._final_flush, args=(deadline,), daemon=True)
             finisher.start()
             finisher.join(max(0.0, deadline - time.monotonic()))
