@@ -35,7 +35,7 @@ class MemoryConfig(BaseSettings):
     # Retrieval
     recall_k: int = Field(default=6, ge=1, le=100)
     dedup_similarity: float = Field(
-        default=0.75,
+        default=0.7,
         ge=0.5,
         le=1.0,
         description="Cosine at or above which a new fact confirms an existing one.",

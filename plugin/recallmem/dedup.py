@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from recallmem.text import content_units, normalize
+from recallmem.text import NEGATIONS, content_units, normalize
 from recallmem.types import Fact, Revision
 
 MAX_SOURCES = 20  # provenance kept per fact; older confirmations only count
@@ -42,6 +42,8 @@ def classify(new: str, old: str, *, cosine: float, threshold: float) -> Match | 
     if cosine < threshold:
         return None
     new_units, old_units = content_units(new), content_units(old)
+    if (new_units ^ old_units) & NEGATIONS:
+        return None  # "likes X" and "does not like X" are not one fact said twice
     if new_units <= old_units:
         return Match.SAME
     if old_units <= new_units:

@@ -16,7 +16,8 @@ import re
 import unicodedata
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_UNIT = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+", re.UNICODE)
+_WORD = rf"[^\W_{_CJK}]+"
+_UNIT = re.compile(rf"[{_CJK}]|{_WORD}(?:['’]{_WORD})*", re.UNICODE)
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _SPACE_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
@@ -77,6 +78,13 @@ STOPWORDS = frozenset(
         "just",
     ]
 ) | frozenset("的了是在和与也都很就还把被我你他她它们个这那吗呢吧啊")
+
+
+# Words that flip a statement; a difference in one of these is never a paraphrase.
+NEGATIONS = frozenset(
+    ["not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "won't",
+     "can't", "cannot", "shouldn't", "without"]
+) | frozenset("不没别非未无")
 
 
 def normalize(text: str) -> str:
