@@ -347,6 +347,7 @@ def make_plan(
     for candidate, near in zip(result.facts, neighbours, strict=True):
         planner.candidate(candidate, near, seen)
     planner.leftovers()
+    profile = planner.profile()  # before `dropped` is read: it may drop a section
     return Plan(
         user_id=context.user_id,
         agent_id=context.agent_id,
@@ -354,7 +355,7 @@ def make_plan(
         at=now,
         operations=tuple(planner.ops),
         dropped=tuple(planner.dropped),
-        profile=tuple(planner.profile()),
+        profile=tuple(profile),
     )
 
 

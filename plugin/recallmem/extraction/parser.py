@@ -178,6 +178,14 @@ def find_json(text: str) -> dict[str, Any]:
     candidates = [*_FENCE.findall(text), text]
     errors: list[str] = []
     for block in candidates:
+        if block.strip().startswith("["):  # a bare list of facts
+            try:
+                value = _loads(block.strip())
+            except json.JSONDecodeError as exc:
+                errors.append(str(exc))
+            else:
+                if isinstance(value, list):
+                    return {"facts": value}
         for span in sorted(_balanced_objects(block), key=len, reverse=True):
             try:
                 value = _loads(span)
@@ -311,7 +319,14 @@ def coerce_result(data: Any) -> ExtractionResult:
         data = {"facts": data}
     if not isinstance(data, Mapping):
         raise ExtractionError(f"the model returned {type(data).__name__}, not a JSON object")
-    rejected: list[Rejected] = []
+    if "content" in data and "category" in data:  # one fact, unwrapped
+        data = {"facts": [data]}
+    known = {key for keys in _KEYS.values() for key in keys}
+    rejected = [
+        Rejected(item=str(key), reason="unknown top-level key; see the prompt's output shape")
+        for key in data
+        if key not in known
+    ]
     return ExtractionResult(
         facts=tuple(_collect(_as_list(_pick(data, "facts")), _fact, rejected)),
         supersede=tuple(_collect(_as_list(_pick(data, "supersede")), _supersede, rejected)),

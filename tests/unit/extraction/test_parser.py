@@ -1,0 +1,102 @@
+"""The tolerant parser reads messy model output; unreadable output is an error, not a drop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recallmem.errors import ExtractionError
+from recallmem.extraction.parser import parse_extraction
+from recallmem.types import Category
+
+FACT = {"content": "Prefers reports in Chinese", "category": "preference", "confidence": 0.9,
+        "evidence": "reports in Chinese", "message_ids": ["m1"]}  # fmt: skip
+BODY = json.dumps({"facts": [FACT], "supersede": [], "confirmed": ["F2"], "todos_done": []})
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        BODY,
+        f"Sure! Here is the JSON:\n{BODY}\nLet me know if you need more.",
+        f"```json\n{BODY}\n```",
+        f"```\n{BODY}\n```",
+        f"<think>The user prefers Chinese. {{not json}}</think>\n{BODY}",
+        f"reasoning without an opening tag</think>{BODY}",
+        BODY.replace("]", ",]").replace("}", ",}"),  # trailing commas everywhere
+    ],
+)
+def test_messy_replies_parse_to_the_same_result(reply: str) -> None:
+    result = parse_extraction(reply)
+    assert [f.content for f in result.facts] == ["Prefers reports in Chinese"]
+    assert result.facts[0].category is Category.PREFERENCE
+    assert result.confirmed == ("F2",)
+
+
+def test_loose_values_are_normalised() -> None:
+    result = parse_extraction(
+        '{"facts": [{"content": "Writes Rust", "category": " Knowledge ", "confidence": "90%", '
+        '"evidence": "I write Rust", "message_ids": "m1"}, {"content": "Likes tea", '
+        '"category": "Preferences", "confidence": "high", "evidence": "tea"}], '
+        '"profile": {"work_context": {"should_update": True, "summary": "Rust dev"}, "recent": "x"}}'
+    )
+    assert [(f.category.value, f.confidence) for f in result.facts] == [("knowledge", 0.9), ("preference", 0.9)]
+    assert result.facts[0].message_ids == ("m1",)
+    assert result.profile["work_context"].should_update and result.profile["recent"].summary == "x"
+
+
+def test_unusable_items_are_set_aside_with_a_reason_and_the_rest_kept() -> None:
+    result = parse_extraction(
+        json.dumps({"facts": [FACT, {"content": "x", "category": "hobby", "confidence": 1},
+                              {"content": "y", "category": "goal"}, "just text"],
+                    "profile": {"mood": {"should_update": True, "summary": "happy"}}})
+    )  # fmt: skip
+    assert len(result.facts) == 1
+    reasons = [r.reason for r in result.rejected]
+    assert "unknown category 'hobby'" in reasons
+    assert any("no confidence" in r for r in reasons)
+    assert any("must be an object" in r for r in reasons)
+    assert "unknown profile section" in reasons
+
+
+def test_a_bare_list_is_read_as_facts() -> None:
+    assert len(parse_extraction(json.dumps([FACT])).facts) == 1
+
+
+@pytest.mark.parametrize("reply", ["I cannot help with that.", "", '{"facts": [', "<think>{}</think>"])
+def test_no_json_object_is_an_extraction_error_that_keeps_the_window(reply: str) -> None:
+    with pytest.raises(ExtractionError, match="stays queued"):
+        parse_extraction(reply)
+
+
+def test_braces_and_quotes_inside_strings_do_not_confuse_the_scanner() -> None:
+    fact = {**FACT, "content": 'Writes {"templates"} in Jinja }', "evidence": "{{ x }}"}
+    result = parse_extraction("noise { not json } " + json.dumps({"facts": [fact]}))
+    assert result.facts[0].content == 'Writes {"templates"} in Jinja }'
+
+
+chatter = st.text(alphabet=st.characters(blacklist_characters="{}`<>"), max_size=40)
+facts = st.lists(
+    st.fixed_dictionaries(
+        {
+            "content": st.text(min_size=1, max_size=30).filter(str.strip),
+            "category": st.sampled_from([c.value for c in Category]),
+            "confidence": st.floats(0, 1),
+            "evidence": st.text(max_size=30),
+        }
+    ),
+    max_size=4,
+)
+
+
+@given(facts=facts, before=chatter, after=chatter, fenced=st.booleans())
+def test_any_wrapped_reply_round_trips(facts: list[dict[str, object]], before: str, after: str, fenced: bool) -> None:
+    body = json.dumps({"facts": facts}, ensure_ascii=False)
+    reply = f"{before}\n```json\n{body}\n```\n{after}" if fenced else f"{before} {body} {after}"
+    parsed = parse_extraction(reply)
+    assert [(f.content, f.category.value) for f in parsed.facts] == [
+        (str(f["content"]).strip(), f["category"]) for f in facts
+    ]
