@@ -1,0 +1,485 @@
+"""``MemoryMiddleware``: make a LangChain 1.x ``create_agent`` agent remember.
+
+What it does in each turn of a thread:
+
+1. **Inject** (``before_agent``): when the thread has no memory block yet, a hidden,
+   user-role block goes before the first user message: profile, corrections (``avoid:``),
+   the facts most relevant to that message, the date; within ``max_injection_tokens``.
+   The block is kept in the thread's messages, so it stays byte-identical across turns
+   (the prompt prefix stays cacheable); it is re-rendered only when the date or the
+   user's memory changed, and replaced in place only if its text changed.
+2. **Cue** (``before_agent``): when the user's message points back ("上次", "as I said"):
+   mode ``tool`` adds a note telling the planner to call ``recall``; ``auto`` recalls
+   itself and adds the facts; ``hybrid`` recalls and adds the facts, and still points
+   the planner at ``recall`` for more (or only points, when nothing matched).
+3. **Catch a hedge** (``wrap_model_call``): when the reply hedges about earlier context
+   ("I don't have access to previous conversations") and nothing was recalled in this
+   turn, it recalls on the user's message, adds the facts and calls the model once more.
+   Never more than once per turn (the added facts count as a recall).
+4. **Observe** (``after_agent``): the turn goes to ``memory.observe`` for extraction
+   (``extraction="inline"`` extracts before returning instead); optionally, one line
+   invites the user to correct a fact saved below ``confirm_below`` confidence.
+
+Every retrieval is a ``memory_retrieval`` event (trigger ``injection``, ``cue``,
+``hedge`` or ``tool``) and every inline extraction a ``memory_extraction`` event: a log
+record on ``recallmem.events`` and a LangChain custom callback event.
+
+The user, agent and thread come from the run: ``context={"user_id": ...}`` or
+``config={"configurable": {"user_id": ..., "thread_id": ...}}``.
+
+>>> import tempfile
+>>> from langchain.agents import create_agent
+>>> from recallmem import Memory, MemoryConfig
+>>> from recallmem.testing import FakeChatModel, HashingEmbeddings
+>>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+>>> _ = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
+>>> model = FakeChatModel(responses=["好的，下面是中文报告。"])
+>>> agent = create_agent(model, middleware=[MemoryMiddleware(memory=memory)])
+>>> result = agent.invoke({"messages": [("user", "Write the weekly report")]},
+...                       context={"user_id": "ada", "thread_id": "t1"})
+>>> "Prefers reports in Chinese" in model.requests[0][0].content
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime, tzinfo
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from recallmem.agent.messages import (
+    block_message,
+    current_turn,
+    first_user_message,
+    hidden_message,
+    last_reply,
+    marker,
+    recall_ran,
+    remembered_below,
+    visible,
+)
+from recallmem.agent.scope import Scope, resolve_scope
+from recallmem.agent.tools import MemoryToolkit
+from recallmem.errors import RecallmemError
+from recallmem.events import Event, ExtractionEvent, RetrievalEvent, Trigger, aemit, emit
+from recallmem.memory import Memory
+from recallmem.prompts import load_tool_texts
+from recallmem.retrieval.injection import (
+    MemoryBlock,
+    build_block,
+    load_memory_block_spec,
+    render_confirmation,
+    render_recall_hint,
+    render_recalled,
+)
+from recallmem.signals import load_signals
+from recallmem.tokens import get_counter
+from recallmem.types import Category, Fact, Profile, ScoredFact
+
+log = logging.getLogger("recallmem.agent")
+
+Mode = Literal["hybrid", "tool", "auto"]
+Extraction = Literal["background", "inline"]
+_MAX_QUERY_CHARS = 500
+Update = dict[str, Any] | None
+
+
+class MemoryMiddleware(AgentMiddleware):
+    """Memory for ``create_agent``: injection, planner cues, forced recall, observation.
+
+    Args:
+        memory: the :class:`~recallmem.Memory` to read and write.
+        mode: ``hybrid`` (default), ``tool`` or ``auto``; see the module docs.
+        max_injection_tokens: budget of the start-of-thread block (default: the memory's
+            ``config.max_injection_tokens``, 2000).
+        recall_k: how many facts the block and each recall consider.
+        note_tokens: budget of the facts added mid-turn (cue or hedge).
+        correction_share: share of the block's budget kept for corrections.
+        confirm_below: if set, a fact saved this turn below this confidence gets one line
+            in the reply inviting the user to correct it.
+        extraction: ``background`` queues the turn (``memory.observe``); ``inline``
+            extracts it before the run returns (``memory.extract``), which costs latency.
+        register_tools: add the ``recall`` and ``remember`` tools to the agent.
+        timezone: where "today" is, for the date in the block.
+        clock: the current time (for tests); timezone-aware.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        mode: Mode = "hybrid",
+        max_injection_tokens: int | None = None,
+        recall_k: int = 8,
+        note_tokens: int = 600,
+        correction_share: float = 0.25,
+        confirm_below: float | None = None,
+        extraction: Extraction = "background",
+        register_tools: bool = True,
+        timezone: tzinfo = UTC,
+        clock: Callable[[], datetime] | None = None,
+        prompt_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        if mode not in ("hybrid", "tool", "auto"):
+            raise ValueError(f"mode must be 'hybrid', 'tool' or 'auto', not {mode!r}")
+        if extraction not in ("background", "inline"):
+            raise ValueError(f"extraction must be 'background' or 'inline', not {extraction!r}")
+        self.memory, self.mode, self.extraction = memory, mode, extraction
+        self.max_injection_tokens = max_injection_tokens or memory.config.max_injection_tokens
+        self.recall_k, self.note_tokens = recall_k, note_tokens
+        self.correction_share, self.confirm_below = correction_share, confirm_below
+        self.timezone, self._clock = timezone, clock or (lambda: datetime.now(UTC))
+        folder = prompt_dir or memory.config.prompt_dir
+        self._spec = load_memory_block_spec(folder)
+        self._signals = load_signals(folder)
+        self._tool_texts = load_tool_texts(folder)
+        self._counter = get_counter()
+        self.tools = (
+            MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []
+        )
+        self._tool_names = {"recall", "remember"}
+
+    # -- scope ----------------------------------------------------------------------
+
+    def _scope(self, messages: Sequence[BaseMessage], runtime: Any) -> Scope:
+        try:
+            config: RunnableConfig | None = get_config()
+        except RuntimeError:
+            config = None
+        scope = resolve_scope(config, getattr(runtime, "context", None))
+        if scope.thread_id is None:
+            # No thread id in the run: the first message's id is stable across its turns.
+            first = messages[0].id if messages else None
+            scope = Scope(scope.user_id, scope.agent_id, f"thread-{first or 'default'}")
+        return scope
+
+    def _today(self) -> date:
+        return self._clock().astimezone(self.timezone).date()
+
+    # -- recalls --------------------------------------------------------------------
+
+    def _recall(self, query: str, scope: Scope) -> list[ScoredFact]:
+        return self.memory.recall(
+            query[:_MAX_QUERY_CHARS],
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            k=self.recall_k,
+        )
+
+    def _event(
+        self, scope: Scope, query: str, hits: Sequence[ScoredFact], trigger: Trigger, **extra: Any
+    ) -> RetrievalEvent:
+        return RetrievalEvent(
+            user_id=scope.user_id,
+            thread_id=scope.thread_id,
+            agent_id=scope.agent_id,
+            query=query,
+            hits=len(hits),
+            top_score=max((h.score for h in hits), default=None),
+            injected=extra.pop("injected", bool(hits)),
+            trigger=trigger,
+            **extra,
+        )
+
+    def _recalled_note(
+        self, query: str, scope: Scope, trigger: Trigger
+    ) -> tuple[BaseMessage, RetrievalEvent]:
+        hits = self._recall(query, scope)
+        text = render_recalled(
+            hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
+            counter=self._counter, spec=self._spec,
+        )  # fmt: skip
+        event = self._event(scope, query, hits, trigger, tokens=self._counter.count(text),
+                            forced=trigger == "hedge")  # fmt: skip
+        return hidden_message(text, "recall", meta={"trigger": trigger}), event
+
+    # -- the block ------------------------------------------------------------------
+
+    def _revision(self, user_id: str) -> str | None:
+        return self.memory.store.revision(user_id)
+
+    def _profile(self, scope: Scope) -> Profile:
+        own = self.memory.get_profile(user_id=scope.user_id, agent_id=scope.agent_id)
+        if scope.agent_id is not None and not own.sections():
+            return self.memory.get_profile(user_id=scope.user_id)
+        return own
+
+    def _corrections(self, scope: Scope) -> list[Fact]:
+        facts = self.memory.list(
+            user_id=scope.user_id, category=Category.CORRECTION, status="active", limit=100
+        )
+        return [
+            f
+            for f in facts
+            if f.agent_id in (None, scope.agent_id) and f.thread_id != scope.thread_id
+        ]
+
+    def _build_block(self, query: str, scope: Scope, today: date) -> tuple[MemoryBlock, Event]:
+        relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
+        block = build_block(
+            self._profile(scope), self._corrections(scope), relevant,
+            today=today, max_tokens=self.max_injection_tokens,
+            correction_share=self.correction_share, counter=self._counter, spec=self._spec,
+        )  # fmt: skip
+        event = RetrievalEvent(
+            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
+            query=query, hits=len(block.fact_ids) + len(block.correction_ids),
+            top_score=block.top_score, injected=not block.empty, trigger="injection",
+            tokens=block.tokens,
+        )  # fmt: skip
+        return block, event
+
+    def _block_update(
+        self, messages: Sequence[BaseMessage], scope: Scope
+    ) -> tuple[list[BaseMessage], list[Event]]:
+        """The block to insert (all messages rewritten) or to replace in place, if any."""
+        today, revision = self._today(), self._revision(scope.user_id)
+        existing = block_message(messages)
+        if existing is not None:
+            meta = marker(existing)
+            if meta.get("date") == today.isoformat() and meta.get("revision") == revision:
+                return [], []  # nothing changed: the same bytes stay in place
+            query = str(meta.get("query") or "")
+        else:
+            first = first_user_message(messages)
+            if first is None:
+                return [], []
+            query = first.text[:_MAX_QUERY_CHARS]
+        block, event = self._build_block(query, scope, today)
+        meta = {"date": today.isoformat(), "revision": revision, "query": query,
+                "tokens": block.tokens}  # fmt: skip
+        if existing is None:
+            if block.empty:
+                return [], [event]
+            fresh = hidden_message(block.text, "block", meta=meta)
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], [event]
+        if block.empty:  # everything it showed was forgotten: it must not linger
+            return [RemoveMessage(id=existing.id or "")], [event]
+        replaced = hidden_message(block.text, "block", id=existing.id, meta=meta)
+        # Same text: the bytes stay as they were, only the refresh key is updated.
+        return [replaced], [] if block.text == existing.content else [event]
+
+    # -- cues -----------------------------------------------------------------------
+
+    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event]]:
+        cue = self._signals.detect("recall_cue", text)
+        if cue is None:
+            return [], []
+        if self.mode == "tool":
+            return [
+                hidden_message(render_recall_hint(cue, after_fetch=False, spec=self._spec), "hint")
+            ], []
+        note, event = self._recalled_note(text, scope, "cue")
+        if self.mode == "auto":
+            return [note], [event]
+        if event.hits:  # hybrid: the facts, and the tool for more
+            hint = render_recall_hint(cue, after_fetch=True, spec=self._spec)
+            return [note, hidden_message(hint, "hint")], [event]
+        hint = render_recall_hint(cue, after_fetch=False, spec=self._spec)
+        return [hidden_message(hint, "hint")], [event]
+
+    def _start_turn(
+        self, messages: Sequence[BaseMessage], scope: Scope
+    ) -> tuple[Update, list[Event]]:
+        user, _ = current_turn(messages)
+        if user is None:
+            return None, []
+        block_msgs, events = self._block_update(messages, scope)
+        notes, cue_events = self._cue_notes(user.text, scope)
+        if not block_msgs and not notes:
+            return None, events
+        return {"messages": [*block_msgs, *notes]}, [*events, *cue_events]
+
+    def before_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
+        """Inject the block at the start of a thread (or refresh it) and add cue notes."""
+        messages = state["messages"]
+        update, events = self._start_turn(messages, self._scope(messages, runtime))
+        for event in events:
+            emit(event)
+        return update
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
+        """Async :meth:`before_agent` (memory work runs in a worker thread)."""
+        messages = state["messages"]
+        scope = self._scope(messages, runtime)
+        update, events = await asyncio.to_thread(self._start_turn, messages, scope)
+        for event in events:
+            await aemit(event)
+        return update
+
+    # -- forced recall on a hedge ----------------------------------------------------------
+
+    def _hedge_query(self, request: ModelRequest, response: ModelResponse) -> str | None:
+        reply = last_reply(response.result)
+        if reply is None or self._signals.detect("hedge", reply.text) is None:
+            return None
+        user, turn = current_turn(request.messages)
+        if user is None or recall_ran(turn):
+            return None
+        return user.text
+
+    def _retry_request(self, request: ModelRequest, note: BaseMessage) -> ModelRequest:
+        return request.override(messages=[*request.messages, note])  # type: ignore[list-item]
+
+    @staticmethod
+    def _merged(note: BaseMessage, retry: ModelResponse) -> ModelResponse:
+        return ModelResponse(
+            result=[note, *retry.result], structured_response=retry.structured_response
+        )
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Call the model; on a hedge with no recall this turn, recall and call it once more."""
+        response = handler(request)
+        query = self._hedge_query(request, response)
+        if query is None:
+            return response
+        scope = self._scope(request.messages, request.runtime)
+        note, event = self._recalled_note(query, scope, "hedge")
+        emit(event)
+        return self._merged(note, handler(self._retry_request(request, note)))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async :meth:`wrap_model_call`."""
+        response = await handler(request)
+        query = self._hedge_query(request, response)
+        if query is None:
+            return response
+        scope = self._scope(request.messages, request.runtime)
+        note, event = await asyncio.to_thread(self._recalled_note, query, scope, "hedge")
+        await aemit(event)
+        return self._merged(note, await handler(self._retry_request(request, note)))
+
+    # -- the memory tools -------------------------------------------------------------------
+
+    def _tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolMessage:
+        log.warning("recallmem: tool %s failed: %s", request.tool_call["name"], exc, exc_info=exc)
+        text = self._tool_texts.responses["error"].format(
+            problem=f"{type(exc).__name__}: {exc}",
+            next_step="Answer without memory for now; do not retry this call.",
+        )
+        return ToolMessage(content=text, tool_call_id=request.tool_call["id"] or "",
+                           name=request.tool_call["name"], status="error")  # fmt: skip
+
+    def _tool_event(
+        self, request: ToolCallRequest, result: ToolMessage | Command[Any]
+    ) -> Event | None:
+        if request.tool_call["name"] != "recall" or not isinstance(result, ToolMessage):
+            return None
+        hits = result.artifact if isinstance(result.artifact, list) else []
+        state = request.state if isinstance(request.state, dict) else {}
+        scope = self._scope(state.get("messages", []), request.runtime)
+        query = str(request.tool_call["args"].get("query", ""))
+        return self._event(scope, query, hits, "tool", injected=result.status != "error")
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Turn any failure of the memory tools into text for the model; record recalls."""
+        if request.tool_call["name"] not in self._tool_names:
+            return handler(request)
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return self._tool_failed(request, exc)
+        if (event := self._tool_event(request, result)) is not None:
+            emit(event)
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async :meth:`wrap_tool_call`."""
+        if request.tool_call["name"] not in self._tool_names:
+            return await handler(request)
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return self._tool_failed(request, exc)
+        if (event := self._tool_event(request, result)) is not None:
+            await aemit(event)
+        return result
+
+    # -- after the turn ----------------------------------------------------------------
+
+    def _low_confidence(self, turn: Sequence[BaseMessage], report: Any) -> list[str]:
+        if self.confirm_below is None:
+            return []
+        found = remembered_below(turn, self.confirm_below)
+        for change in getattr(report, "added", ()) if report is not None else ():
+            if change.fact.confidence < self.confirm_below:
+                found.append(change.fact.content)
+        return found
+
+    def _observe(self, conversation: list[AnyMessage], scope: Scope) -> Any:
+        """Hand the turn to extraction; a failure is logged, never loses the reply."""
+        user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id or "default"
+        try:
+            if self.extraction == "inline":
+                return self.memory.extract(
+                    conversation, user_id=user, thread_id=thread, agent_id=agent
+                )
+            self.memory.observe(conversation, user_id=user, thread_id=thread, agent_id=agent)
+        except RecallmemError as exc:
+            log.warning("recallmem: could not hand the turn to extraction: %s", exc)
+        return None
+
+    def _finish_turn(
+        self, messages: Sequence[BaseMessage], scope: Scope
+    ) -> tuple[Update, list[Event]]:
+        conversation = visible(messages)
+        report = self._observe(conversation, scope)  # type: ignore[arg-type]
+        events: list[Event] = [ExtractionEvent.from_report(report)] if report is not None else []
+        _, turn = current_turn(messages)
+        reply = last_reply(turn)
+        unsure = self._low_confidence(turn, report)
+        if reply is None or not unsure:
+            return None, events
+        line = render_confirmation(unsure[0], spec=self._spec)
+        confirmed = reply.model_copy(update={"content": f"{reply.text}\n\n{line}"})
+        return {"messages": [confirmed]}, events
+
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
+        """Observe the turn for extraction; add the optional confirmation line."""
+        messages = state["messages"]
+        update, events = self._finish_turn(messages, self._scope(messages, runtime))
+        for event in events:
+            emit(event)
+        return update
+
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
+        """Async :meth:`after_agent`."""
+        messages = state["messages"]
+        scope = self._scope(messages, runtime)
+        update, events = await asyncio.to_thread(self._finish_turn, messages, scope)
+        for event in events:
+            await aemit(event)
+        return update
+
+
+__all__ = ["Extraction", "MemoryMiddleware", "Mode"]
