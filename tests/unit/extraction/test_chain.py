@@ -9,7 +9,6 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from pydantic import SecretStr
-
 from recallmem.config import MemoryConfig
 from recallmem.errors import ExtractionError, ModelNotConfiguredError, PromptError
 from recallmem.extraction.chain import (
@@ -101,7 +100,9 @@ def test_a_prompt_override_directory_changes_the_version(tmp_path: Path) -> None
     text = shipped.read_text(encoding="utf-8").replace('version: "1"', 'version: "2-test"')
     (tmp_path / "extract.yaml").write_text(text, encoding="utf-8")
     assert load_prompt("extract", tmp_path).label == "extract@2-test"
-    (tmp_path / "extract.yaml").write_text(text.replace("{conversation}", "{chat}"), encoding="utf-8")
+    (tmp_path / "extract.yaml").write_text(
+        text.replace("{conversation}", "{chat}"), encoding="utf-8"
+    )
     load_prompt.cache_clear()
     with pytest.raises(PromptError, match="chat"):
         load_prompt("extract", tmp_path)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
 from recallmem.errors import InvalidInputError, PromptError
 from recallmem.extraction.filter import filter_messages, load_filter_rules, message_id
 
@@ -16,7 +15,9 @@ def test_keeps_user_words_and_final_replies_only() -> None:
         [
             SystemMessage("You are helpful.", id="s"),
             HumanMessage("I'm a front-end developer", id="u1"),
-            AIMessage("Let me check.", tool_calls=[{"name": "recall", "args": {}, "id": "c"}], id="a1"),
+            AIMessage(
+                "Let me check.", tool_calls=[{"name": "recall", "args": {}, "id": "c"}], id="a1"
+            ),
             ToolMessage('[{"content": "Prefers tea"}]', tool_call_id="c", id="t1"),
             AIMessage("Nice, front-end it is.", id="a2"),
         ]
@@ -28,13 +29,16 @@ def test_keeps_user_words_and_final_replies_only() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["ok", "OK, thanks!", "thank you", "好的", "好的，谢谢～", "谢谢！", "收到", "👍", "got it"]
+    "text",
+    ["ok", "OK, thanks!", "thank you", "好的", "好的，谢谢～", "谢谢！", "收到", "👍", "got it"],
 )
 def test_acknowledgements_are_dropped(text: str) -> None:
     assert filter_messages([HumanMessage(text)]) == []
 
 
-@pytest.mark.parametrize("text", ["ok so I write TypeScript", "好的，我是后端工程师", "yes, I live in Berlin"])
+@pytest.mark.parametrize(
+    "text", ["ok so I write TypeScript", "好的，我是后端工程师", "yes, I live in Berlin"]
+)
 def test_a_message_with_content_beyond_an_acknowledgement_is_kept(text: str) -> None:
     assert [u.content for u in filter_messages([HumanMessage(text)])] == [text]
 
@@ -52,29 +56,44 @@ def test_injected_memory_blocks_are_never_re_extracted() -> None:
 def test_upload_narration_is_removed_in_both_languages() -> None:
     kept = filter_messages(
         [
-            HumanMessage("[User uploaded file: Q3-report.pdf]\nSummarise it, I'm the finance lead."),
+            HumanMessage(
+                "[User uploaded file: Q3-report.pdf]\nSummarise it, I'm the finance lead."
+            ),
             HumanMessage("用户上传了文件 季度报告.pdf\n帮我看看，我是财务负责人。"),
             HumanMessage("<uploaded_files>\n- a.png\n</uploaded_files>"),
         ]
     )
-    assert [u.content for u in kept] == ["Summarise it, I'm the finance lead.", "帮我看看，我是财务负责人。"]
+    assert [u.content for u in kept] == [
+        "Summarise it, I'm the finance lead.",
+        "帮我看看，我是财务负责人。",
+    ]
 
 
 def test_secrets_are_redacted_before_anything_is_kept() -> None:
-    (kept,) = filter_messages([HumanMessage("my key is sk-proj-abcdefghijklmnop1234, 密码是 hunter22")])
+    (kept,) = filter_messages(
+        [HumanMessage("my key is sk-proj-abcdefghijklmnop1234, 密码是 hunter22")]
+    )
     assert "sk-proj" not in kept.content and "hunter22" not in kept.content
     assert kept.content.count("[REDACTED]") == 2
 
 
 def test_dicts_are_accepted_and_ids_are_stable() -> None:
-    messages = [{"role": "user", "content": "I use Vim"}, {"role": "assistant", "content": "Vim it is."}]
+    messages = [
+        {"role": "user", "content": "I use Vim"},
+        {"role": "assistant", "content": "Vim it is."},
+    ]
     first, second = filter_messages(messages), filter_messages(messages)
     assert [u.id for u in first] == [u.id for u in second]
     assert first[0].id == message_id("user", "I use Vim", None) != first[1].id
 
 
 def test_multimodal_content_keeps_its_text() -> None:
-    message = HumanMessage([{"type": "text", "text": "I shoot on Fuji"}, {"type": "image_url", "image_url": {"url": "x"}}])
+    message = HumanMessage(
+        [
+            {"type": "text", "text": "I shoot on Fuji"},
+            {"type": "image_url", "image_url": {"url": "x"}},
+        ]
+    )
     assert [u.content for u in filter_messages([message])] == ["I shoot on Fuji"]
 
 

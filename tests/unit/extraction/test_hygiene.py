@@ -5,16 +5,24 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
 from recallmem.extraction.filter import Utterance
 from recallmem.extraction.hygiene import Context, Policy, add_evictions, locate_evidence, make_plan
-from recallmem.extraction.parser import CandidateFact, ExtractionResult, ProfileUpdate, SupersedeRequest
+from recallmem.extraction.parser import (
+    CandidateFact,
+    ExtractionResult,
+    ProfileUpdate,
+    SupersedeRequest,
+)
 from recallmem.extraction.plan import Add, Confirm, Evict, MarkDone, Supersede
 from recallmem.types import Fact
 
 NOW = datetime(2025, 3, 1, tzinfo=UTC)
 WINDOW = (
-    Utterance(id="u1", role="user", content="我上周转岗到产品组了，现在做产品经理。我喜欢三千字左右的长文。"),
+    Utterance(
+        id="u1",
+        role="user",
+        content="我上周转岗到产品组了，现在做产品经理。我喜欢三千字左右的长文。",
+    ),
     Utterance(id="a1", role="assistant", content="恭喜！I think short reads suit you better."),
     Utterance(id="u2", role="user", content="I mostly write TypeScript, and I live in Berlin."),
 )
@@ -26,13 +34,17 @@ def fact(content: str, category: str = "identity", **extra: object) -> Fact:
 
 def candidate(content: str, evidence: str, category: str = "identity", confidence: float = 0.9,
               **extra: object) -> CandidateFact:  # fmt: skip
-    return CandidateFact(content=content, category=category, confidence=confidence, evidence=evidence, **extra)
+    return CandidateFact(
+        content=content, category=category, confidence=confidence, evidence=evidence, **extra
+    )
 
 
 def plan_for(*candidates: CandidateFact, shown: dict[str, Fact] | None = None,
              neighbours: list[list[tuple[Fact, float]]] | None = None, **result: object):  # type: ignore[no-untyped-def]  # fmt: skip
     extraction = ExtractionResult(facts=candidates, **result)  # type: ignore[arg-type]
-    context = Context(user_id="u", window=WINDOW, shown=shown or {}, thread_id="t", prompt_version="extract@1")
+    context = Context(
+        user_id="u", window=WINDOW, shown=shown or {}, thread_id="t", prompt_version="extract@1"
+    )
     return make_plan(extraction, context, neighbours or [[] for _ in candidates], now=NOW)
 
 
@@ -55,7 +67,10 @@ def test_a_supported_fact_is_added_with_provenance() -> None:
         (candidate("API key is sk-abcdefghijklmnop1234", "I live in Berlin"), "secret"),
         (candidate("Allows the assistant to push to main", "I live in Berlin"), "permission"),
         (candidate("Lives in Berlin", "I live in Berlin", confidence=0.6), "below 0.70"),
-        (candidate("Prefers short reads", "short reads suit you better", "preference"), "assistant's words"),
+        (
+            candidate("Prefers short reads", "short reads suit you better", "preference"),
+            "assistant's words",
+        ),
         (candidate("Lives in Paris", "I live in Paris"), "not found"),
         (candidate("Lives in Berlin", ""), "no evidence"),
         (candidate("Works as a product manager", "现在做产品经理"), "language"),
@@ -63,7 +78,9 @@ def test_a_supported_fact_is_added_with_provenance() -> None:
         (candidate("x" * 2001, "I live in Berlin"), "longer than"),
     ],
 )
-def test_proposals_that_break_a_rule_are_dropped_with_the_reason(proposal: CandidateFact, why: str) -> None:
+def test_proposals_that_break_a_rule_are_dropped_with_the_reason(
+    proposal: CandidateFact, why: str
+) -> None:
     plan = plan_for(proposal)
     assert plan.operations == ()
     assert why in reasons(plan)[0]
@@ -76,13 +93,18 @@ def test_evidence_is_matched_loosely_but_within_one_user_message() -> None:
 
 
 def test_a_repeat_within_the_window_is_dropped() -> None:
-    plan = plan_for(candidate("Lives in Berlin", "I live in Berlin"), candidate("lives in berlin.", "live in Berlin"))
+    plan = plan_for(
+        candidate("Lives in Berlin", "I live in Berlin"),
+        candidate("lives in berlin.", "live in Berlin"),
+    )
     assert plan.count(Add) == 1 and "repeats another fact" in reasons(plan)[0]
 
 
 def test_a_near_duplicate_confirms_the_stored_fact() -> None:
     stored = fact("Lives in Berlin")
-    plan = plan_for(candidate("Lives in Berlin.", "I live in Berlin"), neighbours=[[(stored, 0.97)]])
+    plan = plan_for(
+        candidate("Lives in Berlin.", "I live in Berlin"), neighbours=[[(stored, 0.97)]]
+    )
     (confirm,) = plan.operations
     assert isinstance(confirm, Confirm) and confirm.fact_id == stored.id and confirm.content is None
 
@@ -102,7 +124,9 @@ def test_similar_but_different_facts_are_both_kept() -> None:
 
 def test_another_users_fact_never_takes_part() -> None:
     stranger = Fact(content="Lives in Berlin", category="identity", user_id="someone-else")
-    plan = plan_for(candidate("Lives in Berlin", "I live in Berlin"), neighbours=[[(stranger, 1.0)]])
+    plan = plan_for(
+        candidate("Lives in Berlin", "I live in Berlin"), neighbours=[[(stranger, 1.0)]]
+    )
     assert plan.count(Add) == 1 and plan.count(Confirm) == 0
 
 
@@ -112,11 +136,15 @@ def test_a_job_change_supersedes_the_old_fact() -> None:
         candidate("在产品组做产品经理", "我上周转岗到产品组了"),
         shown={"F1": old},
         neighbours=[[(old, 0.95)]],
-        supersede=(SupersedeRequest(fact_id="F1", reason="转岗", replacement="在产品组做产品经理"),),
+        supersede=(
+            SupersedeRequest(fact_id="F1", reason="转岗", replacement="在产品组做产品经理"),
+        ),
     )
     add, supersede = plan.operations
     assert isinstance(add, Add) and isinstance(supersede, Supersede)
-    assert add.fact.supersedes == old.id and supersede.by == add.fact.id and supersede.reason == "转岗"
+    assert (
+        add.fact.supersedes == old.id and supersede.by == add.fact.id and supersede.reason == "转岗"
+    )
 
 
 def test_a_correction_takes_the_corrected_fact_as_its_source_error() -> None:
@@ -124,7 +152,11 @@ def test_a_correction_takes_the_corrected_fact_as_its_source_error() -> None:
     plan = plan_for(
         candidate("Lives in Berlin, not Munich", "I live in Berlin", "correction"),
         shown={"F1": old},
-        supersede=(SupersedeRequest(fact_id="F1", reason="corrected", replacement="Lives in Berlin, not Munich"),),
+        supersede=(
+            SupersedeRequest(
+                fact_id="F1", reason="corrected", replacement="Lives in Berlin, not Munich"
+            ),
+        ),
     )
     add = plan.operations[0]
     assert isinstance(add, Add) and add.fact.source_error == "Lives in Munich"
@@ -135,7 +167,9 @@ def test_a_supersede_whose_replacement_was_refused_leaves_the_old_fact() -> None
     plan = plan_for(
         candidate("Password is hunter22", "I live in Berlin", "context"),
         shown={"F1": old},
-        supersede=(SupersedeRequest(fact_id="F1", reason="new", replacement="Password is hunter22"),),
+        supersede=(
+            SupersedeRequest(fact_id="F1", reason="new", replacement="Password is hunter22"),
+        ),
     )
     assert plan.operations == ()
     assert "replacement was not stored" in reasons(plan)[1]
@@ -145,7 +179,10 @@ def test_a_retraction_supersedes_without_a_successor_and_made_up_ids_are_refused
     old = fact("Lives in Munich")
     plan = plan_for(
         shown={"F1": old},
-        supersede=(SupersedeRequest(fact_id="F1", reason="moved away"), SupersedeRequest(fact_id="F9", reason="x")),
+        supersede=(
+            SupersedeRequest(fact_id="F1", reason="moved away"),
+            SupersedeRequest(fact_id="F9", reason="x"),
+        ),
         confirmed=("F7",),
         todos_done=("F8",),
     )
@@ -167,7 +204,9 @@ def test_profile_updates_need_should_update_and_no_secret() -> None:
         profile={
             "work_context": ProfileUpdate(should_update=True, summary="产品经理"),
             "recent": ProfileUpdate(should_update=False, summary="ignored"),
-            "top_of_mind": ProfileUpdate(should_update=True, summary="rotating the key sk-abcdefghijklmnop1234"),
+            "top_of_mind": ProfileUpdate(
+                should_update=True, summary="rotating the key sk-abcdefghijklmnop1234"
+            ),
         }
     )
     assert [(c.section, c.summary) for c in plan.profile] == [("work_context", "产品经理")]
@@ -175,7 +214,9 @@ def test_profile_updates_need_should_update_and_no_secret() -> None:
 
 
 def test_the_threshold_is_configurable() -> None:
-    extraction = ExtractionResult(facts=(candidate("Lives in Berlin", "I live in Berlin", confidence=0.6),))
+    extraction = ExtractionResult(
+        facts=(candidate("Lives in Berlin", "I live in Berlin", confidence=0.6),)
+    )
     context = Context(user_id="u", window=WINDOW)
     plan = make_plan(extraction, context, [[]], policy=Policy(min_confidence=0.5), now=NOW)
     assert plan.count(Add) == 1
@@ -186,7 +227,10 @@ def test_eviction_keeps_the_scope_at_its_cap_and_spares_pinned_and_corrections()
     correction = fact("Use polars", "correction")
     weak = fact("Weak", confidence=0.7)
     strong = fact("Strong", confirmations=3)
-    plan = plan_for(candidate("Lives in Berlin", "I live in Berlin"), candidate("Writes TypeScript", "write TypeScript", "knowledge"))
+    plan = plan_for(
+        candidate("Lives in Berlin", "I live in Berlin"),
+        candidate("Writes TypeScript", "write TypeScript", "knowledge"),
+    )
     evicted = add_evictions(plan, [pinned, correction, weak, strong], cap=4)
     victims = [op.fact_id for op in evicted.operations if isinstance(op, Evict)]
     assert victims == [weak.id, strong.id]
@@ -198,6 +242,8 @@ def test_facts_leaving_recall_make_room() -> None:
     plan = plan_for(
         candidate("在产品组做产品经理", "我上周转岗到产品组了"),
         shown={"F1": old},
-        supersede=(SupersedeRequest(fact_id="F1", reason="转岗", replacement="在产品组做产品经理"),),
+        supersede=(
+            SupersedeRequest(fact_id="F1", reason="转岗", replacement="在产品组做产品经理"),
+        ),
     )
     assert add_evictions(plan, [old, fact("a"), fact("b")], cap=3) is plan

@@ -7,7 +7,6 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from recallmem.errors import ExtractionError
 from recallmem.extraction.parser import parse_extraction
 from recallmem.types import Category
@@ -43,7 +42,10 @@ def test_loose_values_are_normalised() -> None:
         '"category": "Preferences", "confidence": "high", "evidence": "tea"}], '
         '"profile": {"work_context": {"should_update": True, "summary": "Rust dev"}, "recent": "x"}}'
     )
-    assert [(f.category.value, f.confidence) for f in result.facts] == [("knowledge", 0.9), ("preference", 0.9)]
+    assert [(f.category.value, f.confidence) for f in result.facts] == [
+        ("knowledge", 0.9),
+        ("preference", 0.9),
+    ]
     assert result.facts[0].message_ids == ("m1",)
     assert result.profile["work_context"].should_update and result.profile["recent"].summary == "x"
 
@@ -66,7 +68,9 @@ def test_a_bare_list_is_read_as_facts() -> None:
     assert len(parse_extraction(json.dumps([FACT])).facts) == 1
 
 
-@pytest.mark.parametrize("reply", ["I cannot help with that.", "", '{"facts": [', "<think>{}</think>"])
+@pytest.mark.parametrize(
+    "reply", ["I cannot help with that.", "", '{"facts": [', "<think>{}</think>"]
+)
 def test_no_json_object_is_an_extraction_error_that_keeps_the_window(reply: str) -> None:
     with pytest.raises(ExtractionError, match="stays queued"):
         parse_extraction(reply)
@@ -93,7 +97,9 @@ facts = st.lists(
 
 
 @given(facts=facts, before=chatter, after=chatter, fenced=st.booleans())
-def test_any_wrapped_reply_round_trips(facts: list[dict[str, object]], before: str, after: str, fenced: bool) -> None:
+def test_any_wrapped_reply_round_trips(
+    facts: list[dict[str, object]], before: str, after: str, fenced: bool
+) -> None:
     body = json.dumps({"facts": facts}, ensure_ascii=False)
     reply = f"{before}\n```json\n{body}\n```\n{after}" if fenced else f"{before} {body} {after}"
     parsed = parse_extraction(reply)

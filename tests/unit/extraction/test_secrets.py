@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from recallmem.extraction.secrets import find_secret, redact
 
 
