@@ -27,7 +27,7 @@ from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
 from recallmem.server.auth import Caller, Principal, resolve_user
-from recallmem.server.chat_agent import ChatTurn, chat_agent, translate
+from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
 from recallmem.server.chat_schemas import ChatRequest, message_id
 from recallmem.server.problems import PROBLEM_RESPONSES, Problem
 from recallmem.server.state import ServiceState, State
@@ -76,25 +76,39 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
         return None
     return {
         "kind": "queued",
-        "queued": observation.queued,
+        "thread_id": turn.thread_id,
         "pending": observation.pending,
+        "waiting_for_model": observation.waiting_for_model,
         "note": observation.note,
     }
 
 
+def _count_retrieval(state: ServiceState, turn: ChatTurn, event: str, data: dict[str, Any]) -> None:
+    """Feed the hit rate with the agent's retrievals (their latency is the middleware's)."""
+    if event == "memory" and data.get("kind") in ("recall", "injection"):
+        hits = data.get("hits")
+        found = len(hits) if isinstance(hits, list) else int(hits or 0)
+        state.recalls.record(turn.user_id, seconds=None, hits=found)
+
+
 async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
     agent = chat_agent(state)
+    collector = EventCollector()
     finished = False
     try:
         stream = agent.astream(
             {"messages": turn.messages},
             context=turn.context(),
-            config={"configurable": turn.context()},
-            stream_mode=["updates", "custom"],
+            config={"configurable": turn.context(), "callbacks": [collector]},
+            stream_mode="updates",
         )
-        async for mode, chunk in stream:
-            for event, data in translate(mode, chunk, turn):
+        async for chunk in stream:
+            for event, data in [*collector.drain(), *translate(chunk, turn)]:
+                _count_retrieval(state, turn, event, data)
                 yield sse(event, data)
+        for event, data in collector.drain():
+            _count_retrieval(state, turn, event, data)
+            yield sse(event, data)
         finished = True
     except Exception as exc:
         log.exception("recallmem: chat agent failed in thread %s", turn.thread_id)

@@ -1,10 +1,13 @@
-"""The chat agent and the translation of its stream into client events.
+"""The chat agent and the translation of what it does into client events.
 
-The agent is LangChain's ``create_agent`` with the memory tools and
-:class:`~recallmem.agent.middleware.MemoryMiddleware`; it is built once per app and
-scoped per run through its context, never per user. :func:`translate` is pure: one
-item of the agent's stream in, the events a client should see out. Only assistant
-text becomes a ``message`` event; everything memory did is a ``memory`` event.
+The agent is LangChain's ``create_agent`` with
+:class:`~recallmem.agent.middleware.MemoryMiddleware` (which also registers the
+``recall`` and ``remember`` tools); it is built once per app and scoped per run through
+its context, never per user. Two sources feed the client: the graph's ``updates``
+(assistant messages, tool results) and the middleware's ``memory_retrieval`` /
+``memory_extraction`` callback events, gathered by :class:`EventCollector`. The
+translations are pure: only assistant text becomes a ``message`` event; everything
+memory did is a ``memory`` event. Hidden memory messages never become chat.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from recallmem.agent.tools import MemoryToolkit
 from recallmem.errors import ModelNotConfiguredError
 from recallmem.extraction.chain import model_from_config
 from recallmem.server.state import ServiceState
@@ -60,13 +64,12 @@ def resolve_model(state: ServiceState) -> BaseChatModel:
 def chat_agent(state: ServiceState) -> Any:
     """The app's agent, built on first use."""
     if state.agent is None:
+        model = resolve_model(state)
         from langchain.agents import create_agent
 
         from recallmem.agent.middleware import MemoryMiddleware
 
-        tools = MemoryToolkit(memory=state.memory).get_tools()
-        middleware = MemoryMiddleware(memory=state.memory)
-        state.agent = create_agent(resolve_model(state), tools=tools, middleware=[middleware])
+        state.agent = create_agent(model, middleware=[MemoryMiddleware(memory=state.memory)])
     return state.agent
 
 
@@ -105,23 +108,65 @@ def _message_events(messages: Sequence[Any], turn: ChatTurn) -> list[Event]:
     return events
 
 
+def memory_event(name: str, data: Mapping[str, Any]) -> Event | None:
+    """The client event for one of the middleware's callback events.
+
+    Recalls by the ``recall`` tool are reported from the tool's result instead, which
+    carries the hits themselves.
+
+    >>> memory_event("memory_retrieval", {"trigger": "injection", "hits": 3})
+    ('memory', {'kind': 'injection', 'trigger': 'injection', 'hits': 3})
+    """
+    if name == "memory_retrieval":
+        trigger = data.get("trigger")
+        if trigger == "tool":
+            return None
+        kind = "injection" if trigger == "injection" else "recall"
+        return "memory", {"kind": kind, **_jsonable(data)}
+    if name == "memory_extraction":
+        return "memory", {"kind": "extraction", **_jsonable(data)}
+    return None
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v) for k, v in value.items() if k != "user_id"}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, str | int | float | bool) or value is None:
         return value
-    if isinstance(value, ScoredFact):
-        return _hit(value)
     return str(value)
 
 
-def translate(mode: str, chunk: Any, turn: ChatTurn) -> list[Event]:
-    """The client events for one ``(mode, chunk)`` of the agent's stream."""
-    if mode == "custom" and isinstance(chunk, Mapping):
-        return [("memory", _jsonable(chunk))]
-    if mode != "updates" or not isinstance(chunk, Mapping):
+class EventCollector(AsyncCallbackHandler):
+    """Gathers the middleware's memory events during a run, for the stream to send."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def on_custom_event(
+        self,
+        name: str,
+        data: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Keep a memory event (other custom events are not ours to show)."""
+        if isinstance(data, Mapping) and (event := memory_event(name, data)) is not None:
+            self.events.append(event)
+
+    def drain(self) -> list[Event]:
+        """The events gathered since the last drain."""
+        drained, self.events = self.events, []
+        return drained
+
+
+def translate(chunk: Any, turn: ChatTurn) -> list[Event]:
+    """The client events for one ``updates`` chunk of the agent's stream."""
+    if not isinstance(chunk, Mapping):
         return []
     events: list[Event] = []
     for update in chunk.values():

@@ -1,5 +1,8 @@
 """Recall latency and hit rate as this process served them, per user and in total.
 
+Searches through the API are timed here; the chat agent's retrievals (injection, cue,
+hedge and tool recalls) count toward the hit rate.
+
 Samples are kept in bounded windows (the latest recalls of the latest users), so the
 figures describe recent traffic and memory use stays flat however long the service runs.
 
@@ -29,12 +32,13 @@ class _Window:
         self.latencies: deque[float] = deque(maxlen=_SAMPLES)
         self.hits: deque[bool] = deque(maxlen=_SAMPLES)
 
-    def add(self, seconds: float, found: bool) -> None:
-        self.latencies.append(seconds)
+    def add(self, seconds: float | None, found: bool) -> None:
+        if seconds is not None:
+            self.latencies.append(seconds)
         self.hits.append(found)
 
     def view(self) -> RecallStats:
-        count = len(self.latencies)
+        count = len(self.hits)
         if not count:
             return RecallStats(count=0, with_hits=0, hit_rate=None, p50_ms=None, p95_ms=None)
         ordered = sorted(self.latencies)
@@ -43,8 +47,8 @@ class _Window:
             count=count,
             with_hits=with_hits,
             hit_rate=round(with_hits / count, 4),
-            p50_ms=round(_percentile(ordered, 0.50) * 1000, 3),
-            p95_ms=round(_percentile(ordered, 0.95) * 1000, 3),
+            p50_ms=round(_percentile(ordered, 0.50) * 1000, 3) if ordered else None,
+            p95_ms=round(_percentile(ordered, 0.95) * 1000, 3) if ordered else None,
         )
 
 
@@ -62,8 +66,9 @@ class RecallMetrics:
         self._all = _Window()
         self._users: OrderedDict[str, _Window] = OrderedDict()
 
-    def record(self, user_id: str, *, seconds: float, hits: int) -> None:
-        """Count one recall of ``user_id`` that took ``seconds`` and found ``hits`` facts."""
+    def record(self, user_id: str, *, seconds: float | None, hits: int) -> None:
+        """Count one recall of ``user_id`` that found ``hits`` facts in ``seconds``
+        (None when another component timed it: it then counts for the hit rate only)."""
         with self._lock:
             window = self._users.pop(user_id, None) or _Window()
             self._users[user_id] = window
