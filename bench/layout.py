@@ -120,7 +120,7 @@ def _recallmem(root: Path, users: int, per_user: int, queries: int) -> list[dict
     query = _unit(rng, 1)[0]
 
     def search(user: int) -> Any:
-        index = memory._index(f"u{user}")  # the revision check recall always makes
+        index = memory._repo.index(f"u{user}")  # the revision check recall always makes
         return index.search(Query(text="fact", vector=query, k=10), memory.weights, _now())
 
     for user in range(users):

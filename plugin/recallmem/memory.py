@@ -11,9 +11,9 @@
 from __future__ import annotations
 
 import builtins
-import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -21,11 +21,12 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
-from recallmem.errors import FactNotFoundError, ImportRejectedError, InvalidInputError
-from recallmem.portability import ImportReport, build_export, validate_import
-from recallmem.retrieval.index import IndexCache, Query, UserIndex
+from recallmem.errors import FactNotFoundError
+from recallmem.listing import select
+from recallmem.portability import ImportReport, accept_import, build_export
+from recallmem.repository import FactRepository
+from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
-from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_client
 from recallmem.store.embeddings import (
     UniversalSentenceEncoder,
@@ -48,9 +49,13 @@ from recallmem.validation import (
     edit_fact,
     new_fact,
     parse_categories,
-    parse_category,
     require_user,
 )
+
+if TYPE_CHECKING:
+    from recallmem.extraction.backlog import DeadLetter, PendingEntry
+    from recallmem.extraction.pipeline import ExtractionPipeline, Observation
+    from recallmem.extraction.report import ExtractionReport
 
 
 class Memory:
@@ -74,6 +79,10 @@ class Memory:
         self.config = config or MemoryConfig()
         self.embeddings = embeddings or UniversalSentenceEncoder()
         self.model = model
+        if model is None and self.config.llm_model:
+            from recallmem.extraction.chain import model_from_config
+
+            self.model = model_from_config(self.config)
         self.weights = Weights(half_life_days=self.config.recency_half_life_days)
         dimension = getattr(self.embeddings, "dimension", None)
         if not isinstance(dimension, int):
@@ -84,26 +93,11 @@ class Memory:
             embedder_name(self.embeddings),
             dimension,
         )
-        self._indexes = IndexCache(self.config.index_cache_users, self._load_index)
-        self._write_lock = threading.RLock()
-        self._access = AccessTimes(self.store)
+        self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_users)
+        if self.config.queue_path.exists():
+            self.extraction  # noqa: B018 - resumes windows left queued by a previous run
 
     # reading -----------------------------------------------------------------
-
-    def _load_index(self, user_id: str) -> UserIndex:
-        revision = self.store.revision(user_id)
-        facts, vectors = self.store.load_user(user_id)
-        index = UserIndex(user_id, facts, vectors)
-        index.revision = revision
-        return index
-
-    def _index(self, user_id: str) -> UserIndex:
-        """The user's index, reloaded if another process changed the user's memory."""
-        index = self._indexes.get(user_id)
-        if self.store.revision(user_id) != index.revision:
-            self._indexes.drop(user_id)
-            index = self._indexes.get(user_id)
-        return index
 
     def recall(
         self,
@@ -122,7 +116,7 @@ class Memory:
         unless ``include_inactive``. ``k`` defaults to ``config.recall_k``.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
-        index = self._index(require_user(user_id))
+        index = self._repo.index(require_user(user_id))
         search = Query(
             text=query,
             vector=embed_query_vector(self.embeddings, query),
@@ -134,14 +128,14 @@ class Memory:
         )
         now = utcnow()
         hits = index.search(search, self.weights, now)
-        self._access.add(index.touch([hit.fact.id for hit in hits], now))
+        self._repo.access.add(index.touch([hit.fact.id for hit in hits], now))
         return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
 
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
     ) -> list[list[ScoredFact]]:
         """For each text, the ``k`` most similar active facts by meaning alone."""
-        index = self._index(require_user(user_id))
+        index = self._repo.index(require_user(user_id))
         vectors = embed_matrix(self.embeddings, list(texts))
         return [
             [ScoredFact(fact=f, score=c, parts=ScoreParts(dense=max(c, 0.0))) for f, c in row]
@@ -168,22 +162,9 @@ class Memory:
         offset: int = 0,
     ) -> builtins.list[Fact]:
         """The user's facts, newest first, filtered and paginated. ``status=None`` lists all."""
-        wanted_category = parse_category(category) if category is not None else None
-        wanted_status = Status(status) if status is not None else None
-        needle = text.casefold() if text else None
-        if not 1 <= limit <= 1000 or offset < 0:
-            raise InvalidInputError("limit must be 1-1000 and offset >= 0")
-        facts = [
-            f
-            for f in self._index(require_user(user_id)).facts()
-            if (agent_id is None or f.agent_id == agent_id)
-            and (wanted_category is None or f.category is wanted_category)
-            and (wanted_status is None or f.status is wanted_status)
-            and (thread_id is None or f.thread_id == thread_id)
-            and (needle is None or needle in f.content.casefold())
-        ]
-        facts.sort(key=lambda f: (f.updated_at, f.id), reverse=True)
-        return facts[offset : offset + limit]
+        facts = self._repo.index(require_user(user_id)).facts()
+        return select(facts, agent_id=agent_id, category=category, status=status,
+                      thread_id=thread_id, text=text, limit=limit, offset=offset)  # fmt: skip
 
     # writing -----------------------------------------------------------------
 
@@ -233,8 +214,7 @@ class Memory:
         if not candidates:
             return []
         vectors = embed_matrix(self.embeddings, [c.content for c in candidates])
-        with self._write_lock:
-            index = self._index(user_id)
+        with self._repo.writing(user_id) as index:
             merged = merge_batch(
                 candidates,
                 vectors,
@@ -244,34 +224,8 @@ class Memory:
             )
             embedded = [fact for fact, _ in merged.embedded]
             rows = [row for _, row in merged.embedded]
-            self._write(index, embedded, vectors[rows], merged.records)
+            self._repo.write(index, embedded, vectors[rows], merged.records)
         return merged.results
-
-    def _write(
-        self,
-        index: UserIndex,
-        embedded: builtins.list[Fact],
-        vectors: Any,
-        records: builtins.list[Fact],
-    ) -> None:
-        """Persist, then publish a new revision, then update this process's index."""
-        if embedded:
-            self.store.upsert(embedded, vectors)
-        self.store.update_records(records)
-        index.revision = self.store.bump_revision(index.user_id)
-        if embedded:
-            index.upsert(embedded, vectors)
-        if records:
-            index.upsert(records)
-
-    def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
-        """Write facts of one user, embedding only those whose text changed."""
-        stale = {
-            f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
-        }
-        embedded = [f for f in facts if f.id in stale]
-        vectors = embed_matrix(self.embeddings, [f.content for f in embedded]) if embedded else None
-        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are; no dedup happens here.
@@ -282,8 +236,8 @@ class Memory:
         for fact in facts:
             by_user.setdefault(fact.user_id, []).append(fact)
         for user_id, group in by_user.items():
-            with self._write_lock:
-                self._save(self._index(user_id), group)
+            with self._repo.writing(user_id) as index:
+                self._repo.save(index, group)
 
     def update(
         self,
@@ -298,13 +252,14 @@ class Memory:
         reason: str | None = None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
-        with self._write_lock:
-            old = self.get(fact_id, user_id=user_id)
+        old = self.get(fact_id, user_id=user_id)
+        with self._repo.writing(old.user_id) as index:
+            old = self.get(fact_id, user_id=old.user_id)  # as of now that we hold the lock
             fact = edit_fact(
                 old, now=utcnow(), content=content, category=category, confidence=confidence,
                 pinned=pinned, status=status, reason=reason,
             )  # fmt: skip
-            self._save(self._index(old.user_id), [fact])
+            self._repo.save(index, [fact])
             return fact
 
     def forget(
@@ -322,29 +277,26 @@ class Memory:
         ``purge=True`` erases them with their vectors; purging a whole user also erases
         their profiles. Returns how many facts were affected.
         """
-        with self._write_lock:
-            if fact_id is not None:
-                facts = [self.get(fact_id, user_id=user_id)]
-                user_id = facts[0].user_id
-            else:
-                user_id = require_user(user_id)
-                ids = self.store.ids_where(user_id, agent_id=agent_id, thread_id=thread_id)
-                facts = self.store.get(ids, user_id=user_id)
-            index = self._index(user_id)
+        if fact_id is not None:
+            user_id = self.get(fact_id, user_id=user_id).user_id
+        user_id = require_user(user_id)
+        whole_user = fact_id is None and thread_id is None and agent_id is None
+        if fact_id is None and self.config.queue_path.exists():
+            # Queued words of that scope would bring the facts back.
+            self.extraction.purge(user_id, thread_id=thread_id, agent_id=agent_id)
+        with self._repo.writing(user_id) as index:
+            ids = [fact_id] if fact_id else self.store.ids_where(
+                user_id, agent_id=agent_id, thread_id=thread_id
+            )  # fmt: skip
+            facts = self.store.get(ids, user_id=user_id)
             if purge:
-                self.store.delete([f.id for f in facts], user_id=user_id)
-                if fact_id is None and thread_id is None and agent_id is None:
-                    self.store.delete_scope(user_id)
-                index.remove(f.id for f in facts)
-                index.revision = self.store.bump_revision(user_id)
+                self._repo.purge(index, facts, whole_user=whole_user)
             else:
                 now = utcnow()
-                gone = [
+                self._repo.save(index, [
                     f.model_copy(update={"status": Status.DELETED, "updated_at": now})
-                    for f in facts
-                    if f.status is not Status.DELETED
-                ]
-                self._save(index, gone)
+                    for f in facts if f.status is not Status.DELETED
+                ])  # fmt: skip
             return len(facts)
 
     # profiles, export and import ---------------------------------------------
@@ -358,15 +310,13 @@ class Memory:
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
         require_user(profile.user_id)
-        with self._write_lock:
-            self.store.save_profile(profile)
-            index = self._index(profile.user_id)
-            index.revision = self.store.bump_revision(profile.user_id)
+        self.store.save_profile(profile)
+        self._repo.published(profile.user_id)
         return profile
 
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
-        facts = self._index(require_user(user_id)).facts()
+        facts = self._repo.index(require_user(user_id)).facts()
         if agent_id is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
         profiles = [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
@@ -376,31 +326,74 @@ class Memory:
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = validate_import(data)
-        rejected = list(checked.rejected)
-        owners = {f.id: f.user_id for f in self.store.get([f.id for f in checked.facts])}
-        rejected += [
-            (row, f"fact id {f.id!r} already belongs to another user")
-            for row, f in enumerate(checked.facts)
-            if owners.get(f.id, f.user_id) != f.user_id
-        ]
-        if rejected:
-            listing = "; ".join(f"row {r}: {why}" for r, why in rejected[:20])
-            raise ImportRejectedError(
-                f"import rejected, nothing was written ({len(rejected)} bad rows): {listing}",
-                rejected,
-            )
+        checked = accept_import(data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)})
         self.put(checked.facts)
         for profile in checked.profiles:
             self.set_profile(profile)
-        users = sorted({f.user_id for f in checked.facts} | {p.user_id for p in checked.profiles})
-        return ImportReport(
-            imported=len(checked.facts), profiles=len(checked.profiles), users=users
+        return checked.report()
+
+    # extraction ------------------------------------------------------------------
+
+    @cached_property
+    def extraction(self) -> ExtractionPipeline:
+        """The durable extraction queue and worker (created on first use)."""
+        from recallmem.extraction.pipeline import ExtractionPipeline
+
+        return ExtractionPipeline(self, self.model, self.config)
+
+    def observe(
+        self,
+        messages: Sequence[Any],
+        *,
+        user_id: str,
+        thread_id: str,
+        agent_id: str | None = None,
+    ) -> Observation:
+        """Queue a finished turn (or the whole conversation) for extraction; returns at once.
+
+        Windows are debounced per thread and written durably before this returns.
+        """
+        return self.extraction.observe(
+            messages, user_id=user_id, thread_id=thread_id, agent_id=agent_id
         )
 
-    def close(self) -> None:
-        """Write buffered access times. Safe to call more than once."""
-        self._access.flush()
+    def extract(
+        self,
+        messages: Sequence[Any],
+        *,
+        user_id: str,
+        thread_id: str,
+        agent_id: str | None = None,
+    ) -> ExtractionReport:
+        """Extract now and report what was added, confirmed, superseded and dropped, and why."""
+        return self.extraction.extract(
+            messages, user_id=user_id, thread_id=thread_id, agent_id=agent_id
+        )
+
+    def flush(self, timeout: float | None = None) -> builtins.list[ExtractionReport]:
+        """Extract every pending window now, waiting at most ``timeout`` seconds."""
+        return self.extraction.flush(timeout)
+
+    def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
+        """Windows waiting for extraction (with their user, thread and messages)."""
+        return self.extraction.pending(user_id)
+
+    def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
+        """Windows that failed every retry, with the reason."""
+        return self.extraction.dead_letters(user_id)
+
+    def retry_dead_letter(self, letter_id: int) -> None:
+        """Put a dead letter back in the queue."""
+        self.extraction.retry_dead_letter(letter_id)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Flush pending extraction within ``timeout`` and buffered access times.
+
+        Safe to call more than once; what cannot be extracted in time stays queued.
+        """
+        if "extraction" in self.__dict__:
+            self.extraction.close(timeout)
+        self._repo.access.flush()
 
     def __enter__(self) -> Memory:
         return self
@@ -421,3 +414,8 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
+    aobserve = async_twin(observe)
+    aextract = async_twin(extract)
+    aflush = async_twin(flush)
+    apending = async_twin(pending)
+    adead_letters = async_twin(dead_letters)

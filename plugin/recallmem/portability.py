@@ -13,11 +13,12 @@ reported with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from recallmem.errors import ImportRejectedError
 from recallmem.types import Fact, Profile, utcnow
 
 FORMAT = "recallmem.export"
@@ -43,6 +44,13 @@ class ValidatedImport(BaseModel):
     facts: list[Fact]
     profiles: list[Profile]
     rejected: list[tuple[int, str]]
+
+    def report(self) -> ImportReport:
+        """What writing this import amounts to."""
+        users = {f.user_id for f in self.facts} | {p.user_id for p in self.profiles}
+        return ImportReport(
+            imported=len(self.facts), profiles=len(self.profiles), users=sorted(users)
+        )
 
 
 def build_export(
@@ -105,3 +113,26 @@ def validate_import(data: object) -> ValidatedImport:
         except ValidationError as exc:
             rejected.append((row, f"profiles[{row}]: {_error_text(exc)}"))
     return ValidatedImport(facts=facts, profiles=profiles, rejected=rejected)
+
+
+def accept_import(
+    data: object, owners: Callable[[list[str]], Mapping[str, str]]
+) -> ValidatedImport:
+    """Validate an import, or raise naming every bad row; nothing is written either way.
+
+    ``owners`` maps the ids that already exist to their users, so an import can never
+    overwrite another user's fact by reusing its id.
+    """
+    checked = validate_import(data)
+    existing = owners([f.id for f in checked.facts]) if checked.facts else {}
+    rejected = checked.rejected + [
+        (row, f"fact id {f.id!r} already belongs to another user")
+        for row, f in enumerate(checked.facts)
+        if existing.get(f.id, f.user_id) != f.user_id
+    ]
+    if rejected:
+        listing = "; ".join(f"row {r}: {why}" for r, why in rejected[:20])
+        raise ImportRejectedError(
+            f"import rejected, nothing was written ({len(rejected)} bad rows): {listing}", rejected
+        )
+    return checked

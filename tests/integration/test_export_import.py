@@ -17,7 +17,7 @@ def _seed(memory: Memory) -> None:
     fact = memory.remember("Edits the tech desk", user_id="ada", category="identity", agent_id="w")
     memory.update(fact.id, content="Edits the product desk", reason="job change")
     memory.remember("Likes tea", user_id="ada", category="preference")
-    memory.remember("Likes tea a lot", user_id="ada", category="preference", pinned=True)
+    memory.remember("Owns a small bakery", user_id="ada", category="context", pinned=True)
     gone = memory.remember("Old todo", user_id="ada", category="todo")
     memory.forget(gone.id)
     memory.set_profile(

@@ -123,9 +123,7 @@ class FactStore:
         # Never pass documents without vectors: Chroma would embed them with its default
         # model, which means a download. The content is unchanged here by definition.
         with _store_errors("update facts in Chroma"):
-            self._facts.update(
-                ids=[f.id for f in facts], metadatas=[encode(f)[1] for f in facts]
-            )
+            self._facts.update(ids=[f.id for f in facts], metadatas=[encode(f)[1] for f in facts])
 
     def touch(self, accessed: Sequence[tuple[str, float]]) -> None:
         """Record access times alone, so a stale copy can never overwrite a newer record."""

@@ -1,0 +1,52 @@
+"""Pure filtering and paging of a user's facts, for ``Memory.list`` and the inspector.
+
+>>> from recallmem.types import Fact
+>>> facts = [Fact(content=f"fact {n}", category="context", user_id="u") for n in range(3)]
+>>> [f.content for f in select(facts, text="FACT 1")]
+['fact 1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recallmem.errors import InvalidInputError
+from recallmem.types import Category, Fact, Status
+from recallmem.validation import parse_category
+
+MAX_PAGE = 1000
+
+
+def select(
+    facts: Iterable[Fact],
+    *,
+    agent_id: str | None = None,
+    category: str | Category | None = None,
+    status: str | Status | None = None,
+    thread_id: str | None = None,
+    text: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[Fact]:
+    """Facts matching every filter given, newest first, one page of them."""
+    if not 1 <= limit <= MAX_PAGE or offset < 0:
+        raise InvalidInputError(f"limit must be 1-{MAX_PAGE} and offset >= 0")
+    wanted_category = parse_category(category) if category is not None else None
+    try:
+        wanted_status = Status(status) if status is not None else None
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown status {status!r}; use one of: {', '.join(s.value for s in Status)}"
+        ) from None
+    needle = text.casefold() if text else None
+    chosen = [
+        f
+        for f in facts
+        if (agent_id is None or f.agent_id == agent_id)
+        and (wanted_category is None or f.category is wanted_category)
+        and (wanted_status is None or f.status is wanted_status)
+        and (thread_id is None or f.thread_id == thread_id)
+        and (needle is None or needle in f.content.casefold())
+    ]
+    chosen.sort(key=lambda f: (f.updated_at, f.id), reverse=True)
+    return chosen[offset : offset + limit]
