@@ -51,22 +51,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from recallmem.agent.injector import Injector, Mode, Update
 from recallmem.agent.messages import (
-    block_message,
     current_turn,
-    first_user_message,
-    hidden_message,
     last_reply,
-    marker,
     recall_ran,
     remembered_below,
     visible,
@@ -74,27 +70,19 @@ from recallmem.agent.messages import (
 from recallmem.agent.scope import Scope, resolve_scope
 from recallmem.agent.tools import MemoryToolkit
 from recallmem.errors import RecallmemError
-from recallmem.events import Event, ExtractionEvent, RetrievalEvent, Trigger, aemit, emit
+from recallmem.events import Event, ExtractionEvent, aemit, emit
 from recallmem.memory import Memory
 from recallmem.prompts import load_tool_texts
 from recallmem.retrieval.injection import (
-    MemoryBlock,
-    build_block,
     load_memory_block_spec,
     render_confirmation,
-    render_recall_hint,
-    render_recalled,
 )
 from recallmem.signals import load_signals
 from recallmem.tokens import get_counter
-from recallmem.types import Category, Fact, Profile, ScoredFact
 
 log = logging.getLogger("recallmem.agent")
 
-Mode = Literal["hybrid", "tool", "auto"]
 Extraction = Literal["background", "inline"]
-_MAX_QUERY_CHARS = 500
-Update = dict[str, Any] | None
 
 
 class MemoryMiddleware(AgentMiddleware):
@@ -139,15 +127,23 @@ class MemoryMiddleware(AgentMiddleware):
         if extraction not in ("background", "inline"):
             raise ValueError(f"extraction must be 'background' or 'inline', not {extraction!r}")
         self.memory, self.mode, self.extraction = memory, mode, extraction
-        self.max_injection_tokens = max_injection_tokens or memory.config.max_injection_tokens
-        self.recall_k, self.note_tokens = recall_k, note_tokens
-        self.correction_share, self.confirm_below = correction_share, confirm_below
+        self.confirm_below = confirm_below
         self.timezone, self._clock = timezone, clock or (lambda: datetime.now(UTC))
         folder = prompt_dir or memory.config.prompt_dir
         self._spec = load_memory_block_spec(folder)
         self._signals = load_signals(folder)
         self._tool_texts = load_tool_texts(folder)
-        self._counter = get_counter()
+        self.injector = Injector(
+            memory=memory,
+            mode=mode,
+            max_injection_tokens=max_injection_tokens or memory.config.max_injection_tokens,
+            recall_k=recall_k,
+            note_tokens=note_tokens,
+            correction_share=correction_share,
+            spec=self._spec,
+            signals=self._signals,
+            counter=get_counter(),
+        )
         self.tools = (
             MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []
         )
@@ -170,144 +166,11 @@ class MemoryMiddleware(AgentMiddleware):
     def _today(self) -> date:
         return self._clock().astimezone(self.timezone).date()
 
-    # -- recalls --------------------------------------------------------------------
-
-    def _recall(self, query: str, scope: Scope) -> list[ScoredFact]:
-        return self.memory.recall(
-            query[:_MAX_QUERY_CHARS],
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            k=self.recall_k,
-        )
-
-    def _event(
-        self, scope: Scope, query: str, hits: Sequence[ScoredFact], trigger: Trigger, **extra: Any
-    ) -> RetrievalEvent:
-        return RetrievalEvent(
-            user_id=scope.user_id,
-            thread_id=scope.thread_id,
-            agent_id=scope.agent_id,
-            query=query,
-            hits=len(hits),
-            top_score=max((h.score for h in hits), default=None),
-            injected=extra.pop("injected", bool(hits)),
-            trigger=trigger,
-            **extra,
-        )
-
-    def _recalled_note(
-        self, query: str, scope: Scope, trigger: Trigger
-    ) -> tuple[BaseMessage, RetrievalEvent]:
-        hits = self._recall(query, scope)
-        text = render_recalled(
-            hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
-            counter=self._counter, spec=self._spec,
-        )  # fmt: skip
-        event = self._event(scope, query, hits, trigger, tokens=self._counter.count(text),
-                            forced=trigger == "hedge")  # fmt: skip
-        return hidden_message(text, "recall", meta={"trigger": trigger}), event
-
-    # -- the block ------------------------------------------------------------------
-
-    def _revision(self, user_id: str) -> str | None:
-        return self.memory.store.revision(user_id)
-
-    def _profile(self, scope: Scope) -> Profile:
-        own = self.memory.get_profile(user_id=scope.user_id, agent_id=scope.agent_id)
-        if scope.agent_id is not None and not own.sections():
-            return self.memory.get_profile(user_id=scope.user_id)
-        return own
-
-    def _corrections(self, scope: Scope) -> list[Fact]:
-        facts = self.memory.list(
-            user_id=scope.user_id, category=Category.CORRECTION, status="active", limit=100
-        )
-        return [
-            f
-            for f in facts
-            if f.agent_id in (None, scope.agent_id) and f.thread_id != scope.thread_id
-        ]
-
-    def _build_block(self, query: str, scope: Scope, today: date) -> tuple[MemoryBlock, Event]:
-        relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
-        block = build_block(
-            self._profile(scope), self._corrections(scope), relevant,
-            today=today, max_tokens=self.max_injection_tokens,
-            correction_share=self.correction_share, counter=self._counter, spec=self._spec,
-        )  # fmt: skip
-        event = RetrievalEvent(
-            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(block.fact_ids) + len(block.correction_ids),
-            top_score=block.top_score, injected=not block.empty, trigger="injection",
-            tokens=block.tokens,
-        )  # fmt: skip
-        return block, event
-
-    def _block_update(
-        self, messages: Sequence[BaseMessage], scope: Scope
-    ) -> tuple[list[BaseMessage], list[Event]]:
-        """The block to insert (all messages rewritten) or to replace in place, if any."""
-        today, revision = self._today(), self._revision(scope.user_id)
-        existing = block_message(messages)
-        if existing is not None:
-            meta = marker(existing)
-            if meta.get("date") == today.isoformat() and meta.get("revision") == revision:
-                return [], []  # nothing changed: the same bytes stay in place
-            query = str(meta.get("query") or "")
-        else:
-            first = first_user_message(messages)
-            if first is None:
-                return [], []
-            query = first.text[:_MAX_QUERY_CHARS]
-        block, event = self._build_block(query, scope, today)
-        meta = {"date": today.isoformat(), "revision": revision, "query": query,
-                "tokens": block.tokens}  # fmt: skip
-        if existing is None:
-            if block.empty:
-                return [], [event]
-            fresh = hidden_message(block.text, "block", meta=meta)
-            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], [event]
-        if block.empty:  # everything it showed was forgotten: it must not linger
-            return [RemoveMessage(id=existing.id or "")], [event]
-        replaced = hidden_message(block.text, "block", id=existing.id, meta=meta)
-        # Same text: the bytes stay as they were, only the refresh key is updated.
-        return [replaced], [] if block.text == existing.content else [event]
-
-    # -- cues -----------------------------------------------------------------------
-
-    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event]]:
-        cue = self._signals.detect("recall_cue", text)
-        if cue is None:
-            return [], []
-        if self.mode == "tool":
-            return [
-                hidden_message(render_recall_hint(cue, after_fetch=False, spec=self._spec), "hint")
-            ], []
-        note, event = self._recalled_note(text, scope, "cue")
-        if self.mode == "auto":
-            return [note], [event]
-        if event.hits:  # hybrid: the facts, and the tool for more
-            hint = render_recall_hint(cue, after_fetch=True, spec=self._spec)
-            return [note, hidden_message(hint, "hint")], [event]
-        hint = render_recall_hint(cue, after_fetch=False, spec=self._spec)
-        return [hidden_message(hint, "hint")], [event]
-
-    def _start_turn(
-        self, messages: Sequence[BaseMessage], scope: Scope
-    ) -> tuple[Update, list[Event]]:
-        user, _ = current_turn(messages)
-        if user is None:
-            return None, []
-        block_msgs, events = self._block_update(messages, scope)
-        notes, cue_events = self._cue_notes(user.text, scope)
-        if not block_msgs and not notes:
-            return None, events
-        return {"messages": [*block_msgs, *notes]}, [*events, *cue_events]
-
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
         """Inject the block at the start of a thread (or refresh it) and add cue notes."""
         messages = state["messages"]
-        update, events = self._start_turn(messages, self._scope(messages, runtime))
+        scope = self._scope(messages, runtime)
+        update, events = self.injector.start_turn(messages, scope, self._today())
         for event in events:
             emit(event)
         return update
@@ -316,7 +179,8 @@ class MemoryMiddleware(AgentMiddleware):
         """Async :meth:`before_agent` (memory work runs in a worker thread)."""
         messages = state["messages"]
         scope = self._scope(messages, runtime)
-        update, events = await asyncio.to_thread(self._start_turn, messages, scope)
+        start = self.injector.start_turn
+        update, events = await asyncio.to_thread(start, messages, scope, self._today())
         for event in events:
             await aemit(event)
         return update
@@ -350,7 +214,7 @@ class MemoryMiddleware(AgentMiddleware):
         if query is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        note, event = self._recalled_note(query, scope, "hedge")
+        note, event = self.injector.recalled_note(query, scope, "hedge")
         emit(event)
         return self._merged(note, handler(self._retry_request(request, note)))
 
@@ -363,7 +227,7 @@ class MemoryMiddleware(AgentMiddleware):
         if query is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        note, event = await asyncio.to_thread(self._recalled_note, query, scope, "hedge")
+        note, event = await asyncio.to_thread(self.injector.recalled_note, query, scope, "hedge")
         await aemit(event)
         return self._merged(note, await handler(self._retry_request(request, note)))
 
@@ -387,7 +251,7 @@ class MemoryMiddleware(AgentMiddleware):
         state = request.state if isinstance(request.state, dict) else {}
         scope = self._scope(state.get("messages", []), request.runtime)
         query = str(request.tool_call["args"].get("query", ""))
-        return self._event(scope, query, hits, "tool", injected=result.status != "error")
+        return self.injector.event(scope, query, hits, "tool", injected=result.status != "error")
 
     def wrap_tool_call(
         self,

@@ -1,0 +1,194 @@
+"""What the memory middleware puts into a turn: the block, cue notes, recalled facts.
+
+The I/O half of injection: it asks :class:`~recallmem.Memory` for the profile,
+corrections and relevant facts, and hands them to the pure packing in
+:mod:`recallmem.retrieval.injection`. Every retrieval comes back with its
+``memory_retrieval`` event for the caller to emit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from recallmem.agent.messages import (
+    block_message,
+    current_turn,
+    first_user_message,
+    hidden_message,
+    marker,
+)
+from recallmem.agent.scope import Scope
+from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.memory import Memory
+from recallmem.retrieval.injection import (
+    MemoryBlock,
+    MemoryBlockSpec,
+    build_block,
+    render_recall_hint,
+    render_recalled,
+)
+from recallmem.signals import Signals
+from recallmem.tokens import TokenCounter
+from recallmem.types import Category, Fact, Profile, ScoredFact
+
+Mode = Literal["hybrid", "tool", "auto"]
+Update = dict[str, Any] | None
+MAX_QUERY_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Injector:
+    """Builds the start-of-thread block and the notes a turn gets, for one memory."""
+
+    memory: Memory
+    mode: Mode
+    max_injection_tokens: int
+    recall_k: int
+    note_tokens: int
+    correction_share: float
+    spec: MemoryBlockSpec
+    signals: Signals
+    counter: TokenCounter
+
+    # -- recalls --------------------------------------------------------------------
+
+    def _recall(self, query: str, scope: Scope) -> list[ScoredFact]:
+        return self.memory.recall(
+            query[:MAX_QUERY_CHARS],
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            k=self.recall_k,
+        )
+
+    def event(
+        self, scope: Scope, query: str, hits: Sequence[ScoredFact], trigger: Trigger, **extra: Any
+    ) -> RetrievalEvent:
+        return RetrievalEvent(
+            user_id=scope.user_id,
+            thread_id=scope.thread_id,
+            agent_id=scope.agent_id,
+            query=query,
+            hits=len(hits),
+            top_score=max((h.score for h in hits), default=None),
+            injected=extra.pop("injected", bool(hits)),
+            trigger=trigger,
+            **extra,
+        )
+
+    def recalled_note(
+        self, query: str, scope: Scope, trigger: Trigger
+    ) -> tuple[BaseMessage, RetrievalEvent]:
+        hits = self._recall(query, scope)
+        text = render_recalled(
+            hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
+            counter=self.counter, spec=self.spec,
+        )  # fmt: skip
+        event = self.event(scope, query, hits, trigger, tokens=self.counter.count(text),
+                            forced=trigger == "hedge")  # fmt: skip
+        return hidden_message(text, "recall", meta={"trigger": trigger}), event
+
+    # -- the block ------------------------------------------------------------------
+
+    def _revision(self, user_id: str) -> str | None:
+        return self.memory.store.revision(user_id)
+
+    def _profile(self, scope: Scope) -> Profile:
+        own = self.memory.get_profile(user_id=scope.user_id, agent_id=scope.agent_id)
+        if scope.agent_id is not None and not own.sections():
+            return self.memory.get_profile(user_id=scope.user_id)
+        return own
+
+    def _corrections(self, scope: Scope) -> list[Fact]:
+        facts = self.memory.list(
+            user_id=scope.user_id, category=Category.CORRECTION, status="active", limit=100
+        )
+        return [
+            f
+            for f in facts
+            if f.agent_id in (None, scope.agent_id) and f.thread_id != scope.thread_id
+        ]
+
+    def _build_block(self, query: str, scope: Scope, today: date) -> tuple[MemoryBlock, Event]:
+        relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
+        block = build_block(
+            self._profile(scope), self._corrections(scope), relevant,
+            today=today, max_tokens=self.max_injection_tokens,
+            correction_share=self.correction_share, counter=self.counter, spec=self.spec,
+        )  # fmt: skip
+        event = RetrievalEvent(
+            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
+            query=query, hits=len(block.fact_ids) + len(block.correction_ids),
+            top_score=block.top_score, injected=not block.empty, trigger="injection",
+            tokens=block.tokens,
+        )  # fmt: skip
+        return block, event
+
+    def _block_update(
+        self, messages: Sequence[BaseMessage], scope: Scope, today: date
+    ) -> tuple[list[BaseMessage], list[Event]]:
+        """The block to insert (all messages rewritten) or to replace in place, if any."""
+        revision = self._revision(scope.user_id)
+        existing = block_message(messages)
+        if existing is not None:
+            meta = marker(existing)
+            if meta.get("date") == today.isoformat() and meta.get("revision") == revision:
+                return [], []  # nothing changed: the same bytes stay in place
+            query = str(meta.get("query") or "")
+        else:
+            first = first_user_message(messages)
+            if first is None:
+                return [], []
+            query = first.text[:MAX_QUERY_CHARS]
+        block, event = self._build_block(query, scope, today)
+        meta = {"date": today.isoformat(), "revision": revision, "query": query,
+                "tokens": block.tokens}  # fmt: skip
+        if existing is None:
+            if block.empty:
+                return [], [event]
+            fresh = hidden_message(block.text, "block", meta=meta)
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], [event]
+        if block.empty:  # everything it showed was forgotten: it must not linger
+            return [RemoveMessage(id=existing.id or "")], [event]
+        replaced = hidden_message(block.text, "block", id=existing.id, meta=meta)
+        # Same text: the bytes stay as they were, only the refresh key is updated.
+        return [replaced], [] if block.text == existing.content else [event]
+
+    # -- cues -----------------------------------------------------------------------
+
+    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event]]:
+        cue = self.signals.detect("recall_cue", text)
+        if cue is None:
+            return [], []
+        if self.mode == "tool":
+            return [
+                hidden_message(render_recall_hint(cue, after_fetch=False, spec=self.spec), "hint")
+            ], []
+        note, event = self.recalled_note(text, scope, "cue")
+        if self.mode == "auto":
+            return [note], [event]
+        if event.hits:  # hybrid: the facts, and the tool for more
+            hint = render_recall_hint(cue, after_fetch=True, spec=self.spec)
+            return [note, hidden_message(hint, "hint")], [event]
+        hint = render_recall_hint(cue, after_fetch=False, spec=self.spec)
+        return [hidden_message(hint, "hint")], [event]
+
+    def start_turn(
+        self, messages: Sequence[BaseMessage], scope: Scope, today: date
+    ) -> tuple[Update, list[Event]]:
+        """The messages to add as a turn starts (block and cue notes) and the events."""
+        user, _ = current_turn(messages)
+        if user is None:
+            return None, []
+        block_msgs, events = self._block_update(messages, scope, today)
+        notes, cue_events = self._cue_notes(user.text, scope)
+        events = [*events, *cue_events]
+        return ({"messages": [*block_msgs, *notes]} if block_msgs or notes else None), events
+
+
+__all__ = ["MAX_QUERY_CHARS", "Injector", "Mode", "Update"]
