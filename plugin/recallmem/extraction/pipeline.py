@@ -59,7 +59,6 @@ from recallmem.validation import require_user
 
 log = logging.getLogger("recallmem.extraction")
 MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size
-NEAREST_PER_TEXT = 5
 _WAITING = (
     "queued; extraction waits for a chat model: pass Memory(model=...) or set "
     "RECALLMEM_LLM_MODEL and RECALLMEM_OPENAI_API_KEY (or RECALLMEM_OPENAI_BASE_URL)"
@@ -159,7 +158,7 @@ class ExtractionPipeline:
             [u.content for u in lines],
             user_id=scope.user_id,
             agent_id=scope.agent_id,
-            k=NEAREST_PER_TEXT,
+            k=self.max_related,
         )
         best: dict[str, tuple[float, Fact]] = {}
         for hit in (hit for row in rows for hit in row):
