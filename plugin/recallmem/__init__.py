@@ -14,7 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from recallmem.agent.middleware import MemoryMiddleware
     from recallmem.agent.tools import MemoryToolkit
+    from recallmem.extraction.chain import create_extractor
     from recallmem.config import MemoryConfig
     from recallmem.errors import RecallmemError
     from recallmem.memory import Memory
@@ -24,6 +26,8 @@ _EXPORTS = {
     "Memory": "recallmem.memory",
     "MemoryConfig": "recallmem.config",
     "MemoryToolkit": "recallmem.agent.tools",
+    "MemoryMiddleware": "recallmem.agent.middleware",
+    "create_extractor": "recallmem.extraction.chain",
     "Fact": "recallmem.types",
     "ScoredFact": "recallmem.types",
     "ScoreParts": "recallmem.types",

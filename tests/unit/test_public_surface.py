@@ -14,6 +14,7 @@ def test_all_is_pinned() -> None:
         "Fact",
         "Memory",
         "MemoryConfig",
+        "MemoryMiddleware",
         "MemoryToolkit",
         "Profile",
         "RecallmemError",
@@ -21,6 +22,7 @@ def test_all_is_pinned() -> None:
         "ScoredFact",
         "Source",
         "Status",
+        "create_extractor",
     ]
     for name in recallmem.__all__:
         assert getattr(recallmem, name).__name__ == name
