@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from recallmem.agent.middleware import MemoryMiddleware
     from recallmem.agent.tools import MemoryToolkit
-    from recallmem.extraction.chain import create_extractor
     from recallmem.config import MemoryConfig
     from recallmem.errors import RecallmemError
+    from recallmem.extraction.chain import create_extractor
     from recallmem.memory import Memory
     from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status
 
@@ -38,7 +38,21 @@ _EXPORTS = {
     "RecallmemError": "recallmem.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Category",
+    "Fact",
+    "Memory",
+    "MemoryConfig",
+    "MemoryMiddleware",
+    "MemoryToolkit",
+    "Profile",
+    "RecallmemError",
+    "ScoreParts",
+    "ScoredFact",
+    "Source",
+    "Status",
+    "create_extractor",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -24,6 +24,7 @@ def test_all_is_pinned() -> None:
         "Status",
         "create_extractor",
     ]
+    assert sorted(recallmem._EXPORTS) == recallmem.__all__
     for name in recallmem.__all__:
         assert getattr(recallmem, name).__name__ == name
 
