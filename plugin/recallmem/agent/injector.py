@@ -8,6 +8,7 @@ corrections and relevant facts, and hands them to the pure packing in
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -24,6 +25,7 @@ from recallmem.agent.messages import (
     marker,
 )
 from recallmem.agent.scope import Scope
+from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
 from recallmem.memory import Memory
 from recallmem.retrieval.injection import (
@@ -40,6 +42,7 @@ from recallmem.types import Category, Fact, Profile, ScoredFact
 Mode = Literal["hybrid", "tool", "auto"]
 Update = dict[str, Any] | None
 MAX_QUERY_CHARS = 500
+log = logging.getLogger("recallmem.agent")
 
 
 @dataclass(frozen=True)
@@ -59,11 +62,10 @@ class Injector:
     # -- recalls --------------------------------------------------------------------
 
     def _recall(self, query: str, scope: Scope) -> list[ScoredFact]:
+        if not query.strip():  # an image-only message, say: nothing to search for
+            return []
         return self.memory.recall(
-            query[:MAX_QUERY_CHARS],
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            k=self.recall_k,
+            query[:MAX_QUERY_CHARS], user_id=scope.user_id, agent_id=scope.agent_id, k=self.recall_k
         )
 
     def event(
@@ -181,12 +183,20 @@ class Injector:
     def start_turn(
         self, messages: Sequence[BaseMessage], scope: Scope, today: date
     ) -> tuple[Update, list[Event]]:
-        """The messages to add as a turn starts (block and cue notes) and the events."""
+        """The messages to add as a turn starts (block and cue notes) and the events.
+
+        A memory outage never stops the agent: it is logged and the turn goes on
+        without memory.
+        """
         user, _ = current_turn(messages)
         if user is None:
             return None, []
-        block_msgs, events = self._block_update(messages, scope, today)
-        notes, cue_events = self._cue_notes(user.text, scope)
+        try:
+            block_msgs, events = self._block_update(messages, scope, today)
+            notes, cue_events = self._cue_notes(user.text, scope)
+        except RecallmemError as exc:
+            log.warning("recallmem: memory unavailable for this turn: %s", exc)
+            return None, []
         events = [*events, *cue_events]
         return ({"messages": [*block_msgs, *notes]} if block_msgs or notes else None), events
 

@@ -62,6 +62,7 @@ from langgraph.types import Command
 from recallmem.agent.injector import Injector, Mode, Update
 from recallmem.agent.messages import (
     current_turn,
+    first_user_message,
     last_reply,
     recall_ran,
     remembered_below,
@@ -159,8 +160,9 @@ class MemoryMiddleware(AgentMiddleware):
         scope = resolve_scope(config, getattr(runtime, "context", None))
         if scope.thread_id is None:
             # No thread id in the run: the first message's id is stable across its turns.
-            first = messages[0].id if messages else None
-            scope = Scope(scope.user_id, scope.agent_id, f"thread-{first or 'default'}")
+            first = first_user_message(messages)
+            anchor = first.id if first is not None else None
+            scope = Scope(scope.user_id, scope.agent_id, f"thread-{anchor or 'default'}")
         return scope
 
     def _today(self) -> date:
@@ -192,7 +194,7 @@ class MemoryMiddleware(AgentMiddleware):
         if reply is None or self._signals.detect("hedge", reply.text) is None:
             return None
         user, turn = current_turn(request.messages)
-        if user is None or recall_ran(turn):
+        if user is None or not user.text.strip() or recall_ran(turn):
             return None
         return user.text
 

@@ -349,3 +349,38 @@ def test_background_observation_queues_the_visible_turn(
     [pending] = memory.pending(user_id="ada")  # type: ignore[attr-defined]
     assert pending.thread_id == "obs"
     assert all("<memory" not in m.content for m in pending.messages)
+
+
+def test_a_memory_outage_does_not_stop_the_agent(
+    tmp_path: object, run: type[Run], caplog: pytest.LogCaptureFixture
+) -> None:
+    from recallmem.config import MemoryConfig
+    from recallmem.errors import StoreError
+    from recallmem.testing import HashingEmbeddings
+
+    class DownMemory(Memory):
+        def recall(self, query: str, **kwargs: object) -> list:  # type: ignore[override]
+            raise StoreError("could not reach Chroma at http://chroma:8000")
+
+    memory = DownMemory(MemoryConfig(home=f"{tmp_path}/m"), embeddings=HashingEmbeddings())
+    model = FakeChatModel(responses=["Here is the report."])
+    messages = run(memory, model, mode="auto").say("上次那个方案写成报告")
+    assert messages[-1].text == "Here is the report."
+    assert not any(is_hidden(m) for m in model.requests[0])
+    assert "memory unavailable for this turn" in caplog.text
+
+
+def test_an_image_only_message_is_handled(
+    make_memory: Callable[..., Memory], run: type[Run]
+) -> None:
+    memory = make_memory()
+    memory.remember("Writes TypeScript", user_id="ada", category="knowledge")
+    model = FakeChatModel(responses=[HEDGE, "A cat."])
+    agent = run(memory, model)
+    image = HumanMessage(
+        content=[{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]
+    )
+    result = agent.agent.invoke({"messages": [image]}, context={"user_id": "ada"},
+                                config={"configurable": {"thread_id": "img"}})  # fmt: skip
+    assert model.calls == 1  # nothing to recall for, so no forced retry
+    assert result["messages"][-1].text == HEDGE
