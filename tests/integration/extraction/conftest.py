@@ -64,3 +64,12 @@ def make_memory(home: Path) -> Iterator[MemoryFactory]:
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
+
+
+def cite(messages: list[Any], content: str) -> str:
+    """The id under which the extraction prompt showed the stored fact ``content``."""
+    prompt = messages[-1].text
+    for line in prompt.splitlines():
+        if line.startswith("[F") and line.endswith(f") {content}"):
+            return line[1 : line.index("]")]
+    raise AssertionError(f"{content!r} was not shown to the model")
