@@ -201,6 +201,13 @@ class MemoryMiddleware(AgentMiddleware):
     def _retry_request(self, request: ModelRequest, note: BaseMessage) -> ModelRequest:
         return request.override(messages=[*request.messages, note])  # type: ignore[list-item]
 
+    def _forced_note(self, query: str, scope: Scope) -> tuple[BaseMessage, Event] | None:
+        try:
+            return self.injector.recalled_note(query, scope, "hedge")
+        except RecallmemError as exc:  # an outage leaves the hedging reply as it was
+            log.warning("recallmem: forced recall failed: %s", exc)
+            return None
+
     @staticmethod
     def _merged(note: BaseMessage, retry: ModelResponse) -> ModelResponse:
         return ModelResponse(
@@ -215,8 +222,10 @@ class MemoryMiddleware(AgentMiddleware):
         query = self._hedge_query(request, response)
         if query is None:
             return response
-        scope = self._scope(request.messages, request.runtime)
-        note, event = self.injector.recalled_note(query, scope, "hedge")
+        forced = self._forced_note(query, self._scope(request.messages, request.runtime))
+        if forced is None:
+            return response
+        note, event = forced
         emit(event)
         return self._merged(note, handler(self._retry_request(request, note)))
 
@@ -229,7 +238,10 @@ class MemoryMiddleware(AgentMiddleware):
         if query is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        note, event = await asyncio.to_thread(self.injector.recalled_note, query, scope, "hedge")
+        forced = await asyncio.to_thread(self._forced_note, query, scope)
+        if forced is None:
+            return response
+        note, event = forced
         await aemit(event)
         return self._merged(note, await handler(self._retry_request(request, note)))
 

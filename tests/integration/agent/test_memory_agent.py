@@ -369,6 +369,10 @@ def test_a_memory_outage_does_not_stop_the_agent(
     assert not any(is_hidden(m) for m in model.requests[0])
     assert "memory unavailable for this turn" in caplog.text
 
+    hedging = FakeChatModel(responses=[HEDGE, "unused"])
+    assert run(memory, hedging, mode="tool").say("风险点？")[-1].text == HEDGE
+    assert hedging.calls == 1 and "forced recall failed" in caplog.text
+
 
 def test_an_image_only_message_is_handled(
     make_memory: Callable[..., Memory], run: type[Run]
