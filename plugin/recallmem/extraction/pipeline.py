@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -42,7 +42,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import ExtractionError, ModelNotConfiguredError
+from recallmem.errors import ExtractionError, MissingScopeError, ModelNotConfiguredError
 from recallmem.extraction.backlog import Backlog, DeadLetter, PendingEntry
 from recallmem.extraction.chain import create_extractor, prepare
 from recallmem.extraction.filter import MessageLike, Utterance, filter_messages, load_filter_rules
@@ -106,7 +106,9 @@ class ExtractionPipeline:
         self.reports: deque[ExtractionReport] = deque(maxlen=100)
         self._worker = Worker(lambda: bool(self.run_due()), self.backlog.seconds_until_due)
         self._background = background and model is not None
-        self._reserved: set[str] = set()  # threads an `extract` call is working on
+        self._reserved: Counter[str] = Counter()  # threads `extract` calls are working on
+        self._reserved_lock = threading.Lock()
+        self._warned = False
         self._closed, self._left = False, 0
         if self.backlog.seconds_until_due() is not None:
             self._poke()  # work left from before a restart
@@ -115,7 +117,9 @@ class ExtractionPipeline:
 
     def _scope(self, user_id: str, thread_id: str, agent_id: str | None) -> ThreadScope:
         if not isinstance(thread_id, str) or not thread_id.strip():
-            raise ExtractionError("thread_id is required: windows are debounced per thread")
+            raise MissingScopeError(
+                "thread_id is required (pass thread_id=...): windows are debounced per thread"
+            )
         return ThreadScope(user_id=require_user(user_id), thread_id=thread_id, agent_id=agent_id)
 
     def _queue(self, messages: Sequence[MessageLike], scope: ThreadScope) -> tuple[int, bool]:
@@ -139,7 +143,9 @@ class ExtractionPipeline:
         queued, urgent = self._queue(messages, scope)
         if self.model is None:
             note = f"{queued} new message(s) {_WAITING}"
-            log.warning("recallmem: %s", note)
+            if not self._warned:  # once per process, not once per turn
+                log.warning("recallmem: %s", note)
+                self._warned = True
         else:
             note = f"{queued} new message(s) queued" + ("; due now" if urgent else "")
             self._poke()
@@ -282,7 +288,7 @@ class ExtractionPipeline:
         reports: list[ExtractionReport] = []
         failed: set[str] = set()
         while deadline is None or time.monotonic() < deadline:
-            window = self.queue.claim(force=force, exclude=[*self._reserved, *failed])
+            window = self.queue.claim(force=force, exclude=[*self._reserved_keys(), *failed])
             if window is None or (report := self._process(window)) is None:
                 break
             reports.append(report)
@@ -307,7 +313,7 @@ class ExtractionPipeline:
         while True:
             reports += self.run_due(force=True, deadline=deadline)
             failed = [r for r in reports if r.error]
-            busy = self.queue.in_progress_here(exclude=list(self._reserved))
+            busy = self.queue.in_progress_here(exclude=self._reserved_keys())
             if not busy or (deadline is not None and time.monotonic() >= deadline):
                 return reports
             if failed and busy <= len(failed):
@@ -330,13 +336,19 @@ class ExtractionPipeline:
         write fails, and ModelNotConfiguredError (after queueing) without a model.
         """
         scope = self._scope(user_id, thread_id, agent_id)
-        self._reserved.add(scope.key)
+        with self._reserved_lock:
+            self._reserved[scope.key] += 1
         try:
             self._queue(messages, scope)
             self._require_model("extract")
             return self._extract_thread(scope, wait)
         finally:
-            self._reserved.discard(scope.key)
+            with self._reserved_lock:
+                self._reserved -= Counter({scope.key: 1})
+
+    def _reserved_keys(self) -> list[str]:
+        with self._reserved_lock:
+            return list(self._reserved)
 
     def _extract_thread(self, scope: ThreadScope, wait: float) -> ExtractionReport:
         report = ExtractionReport(
