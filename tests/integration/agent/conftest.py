@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import Run
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel, HashingEmbeddings
+
+from .agent_helpers import Run
 
 
 @pytest.fixture

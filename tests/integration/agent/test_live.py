@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from agent_helpers import Run
 from langchain_core.messages import AIMessage
 from recallmem.agent.messages import kind_of
 from recallmem.config import MemoryConfig
@@ -19,6 +18,8 @@ from recallmem.extraction.chain import model_from_config
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 from recallmem.tokens import get_counter
+
+from .agent_helpers import Run
 
 
 def _live_model() -> object:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from agent_helpers import Run, extraction_reply, tool_call
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from recallmem.agent.messages import DO_NOT_RENDER, is_hidden, kind_of
 from recallmem.errors import MissingScopeError
@@ -18,6 +17,8 @@ from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel
 from recallmem.tokens import get_counter
 from recallmem.types import Profile, ProfileSection
+
+from .agent_helpers import Run, extraction_reply, tool_call
 
 DAY_ONE = "I'm on the front-end team, TypeScript, reports in Chinese"
 DAY_ONE_FACTS = (
