@@ -131,6 +131,10 @@ class Memory:
         self._repo.access.add(index.touch([hit.fact.id for hit in hits], now))
         return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
 
+    def revision(self, user_id: str) -> str | None:
+        """A token that changes whenever the user's memory (facts or profile) changes."""
+        return self.store.revision(require_user(user_id))
+
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
     ) -> list[list[ScoredFact]]:
@@ -409,6 +413,7 @@ class Memory:
     aupdate = async_twin(update)
     aforget = async_twin(forget)
     anearest = async_twin(nearest)
+    arevision = async_twin(revision)
     aput = async_twin(put)
     aget_profile = async_twin(get_profile)
     aset_profile = async_twin(set_profile)

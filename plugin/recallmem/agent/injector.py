@@ -98,7 +98,7 @@ class Injector:
     # -- the block ------------------------------------------------------------------
 
     def _revision(self, user_id: str) -> str | None:
-        return self.memory.store.revision(user_id)
+        return self.memory.revision(user_id)
 
     def _profile(self, scope: Scope) -> Profile:
         own = self.memory.get_profile(user_id=scope.user_id, agent_id=scope.agent_id)

@@ -59,7 +59,7 @@ def count_facts(memory: Memory, user: str) -> FactCounts:
 
 def extraction_stats(memory: Memory, user: str | None) -> ExtractionStats:
     """Model calls and tokens the extraction queue recorded (for one user, or all)."""
-    usage = memory.extraction_usage(user_id=user)
+    usage = memory.extraction.usage(user_id=user)
     return ExtractionStats(
         calls=usage["calls"],
         input_tokens=usage["input_tokens"],
