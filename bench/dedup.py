@@ -69,7 +69,7 @@ def dedup(quick: bool = False, write: bool = True) -> dict[str, Any]:
             f"{table}\n\nDefault: containment with cosine ≥ 0.70 (`dedup_similarity`): no "
             "false merge at any threshold, and as many merges as 0.60 while a cosine still "
             "has to agree. Cosine alone cannot be used: every threshold that merges "
-            "paraphrases also merges swapped values (\"Chinese\" vs \"English\" reports).\n",
+            'paraphrases also merges swapped values ("Chinese" vs "English" reports).\n',
         )
     return payload
 

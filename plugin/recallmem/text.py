@@ -82,8 +82,22 @@ STOPWORDS = frozenset(
 
 # Words that flip a statement; a difference in one of these is never a paraphrase.
 NEGATIONS = frozenset(
-    ["not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "won't",
-     "can't", "cannot", "shouldn't", "without"]
+    [
+        "not",
+        "no",
+        "never",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "won't",
+        "can't",
+        "cannot",
+        "shouldn't",
+        "without",
+    ]
 ) | frozenset("不没别非未无")
 
 

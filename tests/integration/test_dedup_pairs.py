@@ -9,7 +9,12 @@ from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
 from recallmem.store.embeddings import UniversalSentenceEncoder, embed_matrix
 
-PAIRS = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "dedup_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
+PAIRS = [
+    json.loads(line)
+    for line in (Path(__file__).parents[1] / "data" / "dedup_pairs.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+]
 
 
 def _verdicts() -> list[tuple[dict[str, object], Match | None]]:
@@ -34,4 +39,7 @@ def test_no_different_facts_are_merged_and_most_duplicates_are() -> None:
 def test_negation_is_never_a_paraphrase() -> None:
     assert classify("不喜欢爬山", "喜欢爬山", cosine=0.99, threshold=0.5) is None
     assert classify("Doesn't drink coffee", "Drinks coffee", cosine=0.99, threshold=0.5) is None
-    assert classify("Drinks coffee every morning", "Drinks coffee", cosine=0.9, threshold=0.7) is Match.RICHER
+    assert (
+        classify("Drinks coffee every morning", "Drinks coffee", cosine=0.9, threshold=0.7)
+        is Match.RICHER
+    )
