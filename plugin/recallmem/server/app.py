@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from langchain_core.language_models import BaseChatModel
@@ -25,7 +26,8 @@ from langchain_core.language_models import BaseChatModel
 from recallmem.memory import Memory
 from recallmem.server import chat, facts, health, portability, profile, queue, search
 from recallmem.server.limits import BodyLimit
-from recallmem.server.problems import install
+from recallmem.server.problems import install, reject_unknown_query
+from recallmem.server.schemas import ExportDocument
 from recallmem.server.settings import ServerSettings
 from recallmem.server.state import ServiceState
 
@@ -39,6 +41,28 @@ Authenticate with `Authorization: Bearer <token>`. A user's token acts for its o
 user only (write `me` or its user id in paths); an admin token names any user.
 Errors are `application/problem+json` bodies that say what was wrong.
 """
+
+
+def _with_import_schema(app: FastAPI) -> None:
+    """Publish the import body's schema, which no route validates as a model (the route
+    validates row by row, to name bad rows); its parts get an ``Import`` prefix so they
+    never replace the response models of the same name."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            document = ExportDocument.model_json_schema(
+                ref_template="#/components/schemas/Import{model}"
+            )
+            parts = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name, definition in document.pop("$defs", {}).items():
+                parts[f"Import{name}"] = definition
+            parts["ExportDocument"] = document
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app(
@@ -65,8 +89,9 @@ def create_app(
     )
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
+    strict = [Depends(reject_unknown_query)]
     for module in (facts, search, profile, portability, queue, health, chat):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=strict)
 
     @app.get("/", include_in_schema=False)
     async def inspector() -> FileResponse:
@@ -78,4 +103,5 @@ def create_app(
         return settings.max_import_bytes if path.endswith("/import") else settings.max_body_bytes
 
     app.add_middleware(BodyLimit, limit_for=limit_for)
+    _with_import_schema(app)
     return app

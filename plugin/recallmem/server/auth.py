@@ -21,7 +21,7 @@ from recallmem.server.state import settings_of
 _bearer = HTTPBearer(auto_error=False, description="A token from RECALLMEM_API_TOKENS.")
 
 ME = "me"
-USER_ID_PATTERN = r"^[^\s/]{1,200}$"
+USER_ID_PATTERN = r"^[^\s/\x1c-\x1f]{1,200}$"  # see schemas.NOT_BLANK
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
 from recallmem.server.chat_schemas import ChatRequest, message_id
-from recallmem.server.problems import PROBLEM_RESPONSES, Problem
+from recallmem.server.problems import PROBLEM_RESPONSES, Problem, problem_response
 from recallmem.server.state import ServiceState, State
 
 log = logging.getLogger("recallmem.server.chat")
@@ -39,7 +39,7 @@ router = APIRouter(
     tags=["chat"],
     responses={
         **PROBLEM_RESPONSES,
-        409: {"model": Problem, "description": "No chat model is configured"},
+        409: problem_response("No chat model is configured"),
     },
 )
 
@@ -56,11 +56,13 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
 def _turn(body: ChatRequest, principal: Principal) -> ChatTurn:
     user = resolve_user(principal, body.user_id)
     thread_id = body.thread_id or uuid.uuid4().hex
+    said = [*((m.role, m.content, m.id) for m in body.history),
+            ("user", body.message, body.message_id)]  # fmt: skip
     messages: list[BaseMessage] = []
-    for index, message in enumerate(body.messages):
-        ident = message.id or message_id(thread_id, index, message.role, message.content)
-        kind = HumanMessage if message.role == "user" else AIMessage
-        messages.append(kind(content=message.content, id=ident))
+    for index, (role, content, given_id) in enumerate(said):
+        ident = given_id or message_id(thread_id, index, role, content)
+        kind = HumanMessage if role == "user" else AIMessage
+        messages.append(kind(content=content, id=ident))
     return ChatTurn(user_id=user, agent_id=body.agent_id, thread_id=thread_id, messages=messages)
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.server.schemas import MAX_ID_CHARS, ScopeId
+from recallmem.server.schemas import MAX_ID_CHARS, NOT_BLANK, ScopeId
 
 MAX_MESSAGE_CHARS = 8000
 MAX_MESSAGES = 100
@@ -19,7 +19,7 @@ class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant"]
-    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=NOT_BLANK)
     id: str | None = Field(
         default=None,
         min_length=1,
@@ -29,11 +29,17 @@ class ChatMessage(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """A conversation whose last message is the user's new one."""
+    """The user's new message, with the conversation before it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=NOT_BLANK)
+    message_id: str | None = Field(
+        default=None, min_length=1, max_length=MAX_ID_CHARS, description="Stable id."
+    )
+    history: list[ChatMessage] = Field(
+        default_factory=list, max_length=MAX_MESSAGES, description="Earlier turns, oldest first."
+    )
     thread_id: str | None = ScopeId
     agent_id: str | None = ScopeId
     user_id: str | None = Field(
@@ -42,12 +48,6 @@ class ChatRequest(BaseModel):
         max_length=MAX_ID_CHARS,
         description="Admin tokens only: the user to chat as. A user's token acts for itself.",
     )
-
-    @model_validator(mode="after")
-    def _ends_with_user(self) -> Self:
-        if self.messages[-1].role != "user":
-            raise ValueError("the last message must be the user's new message (role 'user')")
-        return self
 
 
 def message_id(thread_id: str, index: int, role: str, content: str) -> str:

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query, status
 from recallmem.errors import FactNotFoundError
 from recallmem.memory import Memory
 from recallmem.server.auth import UserId
-from recallmem.server.problems import PROBLEM_RESPONSES, Problem
+from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
 from recallmem.server.schemas import (
     MAX_ID_CHARS,
     MAX_PAGE_SIZE,
@@ -33,7 +33,7 @@ router = APIRouter(
     tags=["facts"],
     responses={
         **PROBLEM_RESPONSES,
-        404: {"model": Problem, "description": "No such fact for this user"},
+        404: problem_response("No such fact for this user"),
     },
 )
 
@@ -131,7 +131,11 @@ async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDeta
 
 @router.patch("/{fact_id}", response_model=Fact, summary="Edit a fact")
 async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: FactPatch) -> Fact:
-    """Change a fact; edited content is re-embedded and the old text kept in ``history``."""
+    """Change a fact; edited content is re-embedded and the old text kept in ``history``.
+
+    A patch that changes nothing returns the fact as it is."""
+    if body.changes_nothing():
+        return await memory.aget(fact_id, user_id=user)
     return await memory.aupdate(
         fact_id,
         user_id=user,

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from recallmem.errors import ImportRejectedError
 from recallmem.portability import FORMAT, ImportReport, validate_import
 from recallmem.server.auth import UserId
 from recallmem.server.facts import ScopeFilter
-from recallmem.server.problems import PROBLEM_RESPONSES
+from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError, RejectedRow
 from recallmem.server.schemas import Affected
 from recallmem.server.state import MemoryDep
 
@@ -82,20 +82,39 @@ def foreign_rows(document: object, user: str) -> list[tuple[int, str]]:
     return found
 
 
-@router.post("/import", response_model=ImportReport, summary="Import an export file")
-async def import_memory(
-    user: UserId,
-    memory: MemoryDep,
-    document: Annotated[
-        dict[str, Any],
-        Body(
-            description=f"A '{FORMAT}' document, as written by export.",
-            media_type="application/json",
-        ),
-    ],
-) -> ImportReport:
+async def _read_json(request: Request) -> object:
+    try:
+        return json.loads(await request.body())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProblemError(
+            422,
+            "Import rejected",
+            f"the body is not JSON ({exc}); send the file `recallmem export` wrote. "
+            "Nothing was written",
+            rejected=[RejectedRow(row=-1, reason="not JSON")],
+        ) from exc
+
+
+_IMPORT_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": f"A '{FORMAT}' document, as written by export.",
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ExportDocument"}}
+        },
+    }
+}
+
+
+@router.post(
+    "/import", response_model=ImportReport, summary="Import an export file",
+    openapi_extra=_IMPORT_BODY,
+)  # fmt: skip
+async def import_memory(user: UserId, memory: MemoryDep, request: Request) -> ImportReport:
     """Validate every row, then write all of them, or nothing: bad rows are named in
-    ``rejected`` and the existing memory is left untouched."""
+    ``rejected`` and the existing memory is left untouched. Every row must belong to the
+    user in the path."""
+    document = await _read_json(request)
     foreign = foreign_rows(document, user)
     if foreign:
         rejected = sorted({*foreign, *validate_import(document).rejected})

@@ -112,6 +112,45 @@ def _validation_problem(exc: RequestValidationError) -> Problem:
     )
 
 
+def _query_names(dependant: Any) -> set[str]:
+    """The query parameters a route and its dependencies declare."""
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def reject_unknown_query(request: Request) -> None:
+    """Refuse query parameters the route does not know: a misspelt filter must not
+    silently widen a listing or a clear to everything."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    known = _query_names(dependant)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        raise ProblemError(
+            422,
+            "Invalid request",
+            f"unknown query parameter(s) {', '.join(map(repr, unknown))}; this route takes "
+            f"{', '.join(sorted(known)) or 'none'}",
+            errors=[FieldError(location=f"query.{name}", message="unknown parameter")
+                    for name in unknown],
+        )  # fmt: skip
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods - {"HEAD"})
+
+
 _TITLES = {
     400: "Bad request",
     401: "Unauthorized",
@@ -137,14 +176,19 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)
         return respond(_validation_problem(exc))
 
-    async def on_http(_: Request, exc: Exception) -> JSONResponse:
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         title = _TITLES.get(exc.status_code, "Error")
         detail = str(exc.detail)
+        headers = dict(exc.headers or {})
         if exc.status_code == 404:
             detail = "no such route; the API is described at /openapi.json and /docs"
+        if exc.status_code == 405:
+            allowed = allowed_methods(request)
+            headers["Allow"] = ", ".join(allowed)
+            detail = f"{request.method} is not supported here; use {' or '.join(allowed)}"
         problem = Problem(status=exc.status_code, title=title, detail=detail)
-        return respond(problem, dict(exc.headers or {}))
+        return respond(problem, headers)
 
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(RecallmemError, on_library)
@@ -152,13 +196,18 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
 
 
+def problem_response(description: str) -> dict[str, Any]:
+    """An OpenAPI response entry for a problem body."""
+    schema = {"$ref": "#/components/schemas/Problem"}
+    return {"model": Problem, "description": description,
+            "content": {MEDIA_TYPE: {"schema": schema}}}  # fmt: skip
+
+
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": Problem, "content": {MEDIA_TYPE: {}}, "description": title}
-    for status, title in {
-        400: "Invalid input",
-        401: "Missing or unknown bearer token",
-        403: "The token may not act for this user",
-        413: "Payload too large",
-        422: "The request does not match the schema",
-    }.items()
+    400: problem_response("Invalid input"),
+    401: problem_response("Missing or unknown bearer token"),
+    403: problem_response("The token may not act for this user"),
+    405: problem_response("Method not allowed"),
+    413: problem_response("Payload too large"),
+    422: problem_response("The request does not match the schema"),
 }

@@ -15,13 +15,13 @@ from pydantic import BaseModel, ConfigDict
 
 from recallmem.memory import Memory
 from recallmem.server.auth import UserId
-from recallmem.server.problems import PROBLEM_RESPONSES, Problem, ProblemError
+from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError, problem_response
 from recallmem.server.state import MemoryDep
 
 router = APIRouter(
     prefix="/v1/users/{user_id}/queue",
     tags=["queue"],
-    responses={**PROBLEM_RESPONSES, 404: {"model": Problem, "description": "No such letter"}},
+    responses={**PROBLEM_RESPONSES, 404: problem_response("No such letter")},
 )
 
 

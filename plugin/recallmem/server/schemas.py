@@ -7,17 +7,31 @@ Facts, scored facts, profiles and revisions travel as the library's own models
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Revision, ScoredFact, Status
+from recallmem.portability import MAX_IMPORT_ROWS
+from recallmem.types import (
+    MAX_CONTENT_CHARS,
+    Category,
+    Fact,
+    Profile,
+    Revision,
+    ScoredFact,
+    Status,
+)
 
 MAX_ID_CHARS = 200
 MAX_QUERY_CHARS = 1000
 MAX_SUMMARY_CHARS = 4000
 MAX_PAGE_SIZE = 200
 MAX_SEARCH_K = 50
+
+# "Has something besides whitespace", in the sense of Python's str.strip (which also
+# strips the separators U+001C-U+001F that Unicode's White_Space, and so the schema's
+# regex engine, does not count as space).
+NOT_BLANK = r"[^\s\x1c-\x1f]"
 
 ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
 
@@ -29,7 +43,7 @@ class _Body(BaseModel):
 class FactCreate(_Body):
     """A fact written by hand (its source is recorded as ``manual``)."""
 
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, pattern=NOT_BLANK)
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     agent_id: str | None = ScopeId
@@ -43,21 +57,19 @@ class FactCreate(_Body):
 class FactPatch(_Body):
     """Fields to change; new content is re-embedded and the old text kept in history."""
 
-    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    content: str | None = Field(
+        default=None, min_length=1, max_length=MAX_CONTENT_CHARS, pattern=NOT_BLANK
+    )
     category: Category | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     pinned: bool | None = None
     status: Status | None = None
     reason: str | None = Field(default=None, max_length=MAX_ID_CHARS)
 
-    @model_validator(mode="after")
-    def _something_to_change(self) -> Self:
+    def changes_nothing(self) -> bool:
+        """Whether no field would change (the patch is then a read)."""
         changes = (self.content, self.category, self.confidence, self.pinned, self.status)
-        if all(value is None for value in changes):
-            raise ValueError(
-                "nothing to change: give content, category, confidence, pinned or status"
-            )
-        return self
+        return all(value is None for value in changes)
 
 
 class FactPage(BaseModel):
@@ -96,7 +108,7 @@ class FactDetail(BaseModel):
 class SearchRequest(_Body):
     """A recall query."""
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK)
     k: int = Field(default=6, ge=1, le=MAX_SEARCH_K)
     agent_id: str | None = ScopeId
     categories: list[Category] | None = Field(default=None, max_length=len(Category))
@@ -180,3 +192,15 @@ class Metrics(BaseModel):
     facts: FactCounts
     recall: RecallStats
     extraction: ExtractionStats
+
+
+class ExportDocument(BaseModel):
+    """The versioned export format (documentation of the import body; the route itself
+    reads the JSON and validates it row by row, so that bad rows can be named)."""
+
+    format: Literal["recallmem.export"]
+    version: Literal[1]
+    exported_at: str | None = None
+    user_id: str | None = None
+    facts: list[Fact] = Field(max_length=MAX_IMPORT_ROWS)
+    profiles: list[Profile] = []

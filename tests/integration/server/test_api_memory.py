@@ -107,12 +107,14 @@ def test_an_import_that_is_not_an_export_is_rejected(
 
 
 def test_an_import_that_is_not_json_is_rejected(ada: TestClient) -> None:
-    response = ada.post(
-        "/v1/users/me/import", content=b"\x89PNG\r\n", headers={"Content-Type": "application/json"}
-    )
-    assert response.status_code == 400
-    assert response.headers["content-type"].startswith("application/problem+json")
-    assert "parsing the body" in response.json()["detail"]
+    for body in (b"\x89PNG\r\n", b'{"format": "recallmem.export", "facts": [', b""):
+        response = ada.post(
+            "/v1/users/me/import", content=body, headers={"Content-Type": "application/json"}
+        )
+        assert response.status_code == 422
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert "not JSON" in response.json()["detail"]
+        assert response.json()["rejected"] == [{"row": -1, "reason": "not JSON"}]
 
 
 def test_imports_have_their_own_size_bound(memory: Memory) -> None:
@@ -212,8 +214,6 @@ def test_search_includes_inactive_only_when_asked(ada: TestClient, add_fact: Any
 
 
 def test_metrics_count_facts_and_recalls(ada: TestClient, admin: TestClient, add_fact: Any) -> None:
-    if not hasattr(Memory, "extraction_usage"):
-        pytest.skip("Memory.extraction_usage is not exposed yet")
     fact = add_fact(ada, "Likes hiking in the Alps")
     add_fact(ada, "Drives an old Volvo")
     ada.delete(f"/v1/users/me/facts/{fact['id']}")

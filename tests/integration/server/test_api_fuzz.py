@@ -1,0 +1,153 @@
+"""Property-based fuzzing of the whole API from its own OpenAPI schema (schemathesis).
+
+Every generated request, valid or not, must get a documented answer that matches the
+schema and is never a 5xx; afterwards nothing is lost: another user's memory is exactly
+as it was, and the fuzzed user's memory is whole (every fact readable, the export
+imports cleanly).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import schemathesis
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, settings
+from recallmem.config import MemoryConfig
+from recallmem.memory import Memory
+from recallmem.server.app import create_app
+from recallmem.testing import HashingEmbeddings
+from schemathesis.checks import positive_data_acceptance
+from schemathesis.config import SchemathesisConfig
+from serverkit import ADA, BOB, client_for, token_settings
+
+
+def bob_state(memory: Memory) -> Any:
+    facts = memory.list(user_id="bob", status=None, limit=1000)
+    return sorted(f.model_dump_json(exclude={"last_accessed_at"}) for f in facts)
+
+
+def seeded_app() -> tuple[FastAPI, Memory]:
+    """One app for the module: schemathesis builds its tests from the schema at import.
+
+    (Its fixture-based loader relies on a pytest internal that pytest 9 removed.)
+    """
+    home = Path(tempfile.mkdtemp(prefix="recallmem-fuzz-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    app = create_app(memory, token_settings())
+    bob = client_for(app, BOB)
+    for text in ("Bob keeps bees", "Bob speaks Finnish"):
+        assert bob.post(
+            "/v1/users/me/facts", json={"content": text, "category": "identity"}
+        ).is_success
+    ada = client_for(app, ADA)
+    assert ada.post(
+        "/v1/users/me/facts", json={"content": "Ada likes tea", "category": "preference"}
+    ).is_success
+    return app, memory
+
+
+APP, MEMORY = seeded_app()
+BOB_BEFORE = bob_state(MEMORY)
+
+
+AS_ADA = {"headers": {"Authorization": f"Bearer {ADA}"}}
+valid_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", APP,
+    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "positive"}}),
+)  # fmt: skip
+any_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", APP,
+    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "all"}}),
+)  # fmt: skip
+
+
+def not_yet_on_memory(schema: Any) -> Any:
+    """Leave out routes whose Memory methods the extraction work has not exposed yet."""
+    if not hasattr(Memory, "pending"):
+        schema = schema.exclude(path_regex="/queue")
+    if not hasattr(Memory, "extraction_usage"):
+        schema = schema.exclude(path_regex="metrics$")
+    return schema
+
+
+AS_ADA = {"headers": {"Authorization": f"Bearer {ADA}"}}
+valid_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", APP,
+    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "positive"}}),
+)  # fmt: skip
+any_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", APP,
+    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "all"}}),
+)  # fmt: skip
+
+
+def assert_nothing_lost(tmp_path: Path) -> None:
+    assert bob_state(MEMORY) == BOB_BEFORE
+    ada = client_for(APP, ADA)
+    facts = MEMORY.list(user_id="ada", status=None, limit=1000)
+    for fact in facts:
+        assert ada.get(f"/v1/users/me/facts/{fact.id}").status_code == 200
+    document = ada.get("/v1/users/me/export").json()
+    assert len(document["facts"]) == len(facts)
+    with Memory(MemoryConfig(home=tmp_path / "copy"), embeddings=HashingEmbeddings()) as copy:
+        assert copy.import_(document).imported == len(facts)
+
+
+# Deterministic in CI (the same examples every run); raise RECALLMEM_FUZZ_EXAMPLES and
+# set RECALLMEM_FUZZ_RANDOM=1 to explore further by hand.
+FUZZ = settings(
+    max_examples=int(os.environ.get("RECALLMEM_FUZZ_EXAMPLES", "6")),
+    derandomize=not os.environ.get("RECALLMEM_FUZZ_RANDOM"),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+@valid_requests.parametrize()
+@FUZZ
+def test_valid_requests_as_a_user(case: Any) -> None:
+    if "user_id" in (case.path_parameters or {}):
+        case.path_parameters["user_id"] = "me"
+    # Whether an import is acceptable depends on who owns its fact ids, which no schema
+    # can say, so a schema-valid import may rightly be refused (with its rows named).
+    stateful = [positive_data_acceptance] if case.path.endswith("/import") else []
+    case.call_and_validate(excluded_checks=stateful)
+    assert bob_state(MEMORY) == BOB_BEFORE
+
+
+@any_requests.parametrize()
+@FUZZ
+def test_any_request_is_answered_and_never_reaches_other_users(case: Any) -> None:
+    response = case.call()
+    assert response.status_code < 500
+    assert "Bob keeps bees" not in response.text
+    assert "Bob speaks Finnish" not in response.text
+    assert bob_state(MEMORY) == BOB_BEFORE
+
+
+def test_the_schema_is_published() -> None:
+    published = TestClient(APP).get("/openapi.json").json()
+    assert published["info"]["title"] == "recallmem"
+    assert "/v1/users/{user_id}/facts" in published["paths"]
+    assert "/v1/chat/stream" in published["paths"]
+
+
+def test_after_fuzzing_nothing_is_lost(tmp_path: Path) -> None:
+    """Runs after the fuzz tests (file order): both users' memories are whole."""
+    assert bob_state(MEMORY) == BOB_BEFORE
+    ada = client_for(APP, ADA)
+    facts = MEMORY.list(user_id="ada", status=None, limit=1000)
+    for fact in facts:
+        assert ada.get(f"/v1/users/me/facts/{fact.id}").json()["fact"]["id"] == fact.id
+    document = ada.get("/v1/users/me/export").json()
+    assert sorted(f["id"] for f in document["facts"]) == sorted(f.id for f in facts)
+    with Memory(MemoryConfig(home=tmp_path / "copy"), embeddings=HashingEmbeddings()) as copy:
+        assert copy.import_(document).imported == len(facts)
