@@ -243,10 +243,10 @@ class QueueStore:
                 )
                 added += cursor.rowcount
             db.execute(
-                "UPDATE threads SET next_seq = next_seq + ?, last_observed_at = ?, "
-                "first_pending_at = CASE WHEN ? > 0 THEN COALESCE(first_pending_at, ?) "
-                "ELSE first_pending_at END WHERE key = ?",
-                (added, now, added, now, scope.key),
+                "UPDATE threads SET next_seq = next_seq + ?, "
+                "last_observed_at = COALESCE(?, last_observed_at), "
+                "first_pending_at = COALESCE(first_pending_at, ?) WHERE key = ?",
+                (added, now if added else None, now if added else None, scope.key),
             )
         return added
 
@@ -283,32 +283,41 @@ class QueueStore:
             args += list(exclude)
         with self.tx() as db:
             self._steal_dead_leases(db)
-            row = db.execute(
-                f"SELECT * FROM threads t WHERE {sql} ORDER BY t.first_pending_at LIMIT 1", args
-            ).fetchone()
-            if row is None:
-                return None
-            hi = row["window_hi"] or min(
-                row["next_seq"] - 1, row["watermark"] + self.timing.window_cap
-            )
-            db.execute(
-                "UPDATE threads SET lease_owner=?, lease_until=?, window_hi=? WHERE key=?",
-                (self.owner, self.clock() + self.timing.lease, hi, row["key"]),
-            )
-            messages = db.execute(
-                "SELECT msg_id, role, content FROM messages "
-                "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
-                (row["key"], row["watermark"], hi),
-            ).fetchall()
+            while True:
+                row = db.execute(
+                    f"SELECT * FROM threads t WHERE {sql} ORDER BY t.first_pending_at LIMIT 1", args
+                ).fetchone()
+                if row is None:
+                    return None
+                window = self._lease(db, row)
+                if window.attempts <= self.timing.max_attempts:
+                    return window
+                # Every earlier attempt died with its worker (a crash, not an error).
+                reason = row["last_error"] or "the worker stopped while extracting this window"
+                self._bury(db, window, f"{reason} ({window.attempts - 1} attempts)")
+
+    def _lease(self, db: sqlite3.Connection, row: sqlite3.Row) -> Window:
+        # Attempts are counted when a window is claimed, so a window that crashes the
+        # process every time still ends in the dead letters instead of looping forever.
+        hi = row["window_hi"] or min(row["next_seq"] - 1, row["watermark"] + self.timing.window_cap)
+        db.execute(
+            "UPDATE threads SET lease_owner=?, lease_until=?, window_hi=?, attempts=attempts+1 "
+            "WHERE key=?",
+            (self.owner, self.clock() + self.timing.lease, hi, row["key"]),
+        )
+        messages = db.execute(
+            "SELECT msg_id, role, content FROM messages "
+            "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
+            (row["key"], row["watermark"], hi),
+        ).fetchall()
         scope = ThreadScope(
             user_id=row["user_id"], thread_id=row["thread_id"], agent_id=row["agent_id"]
         )
         utterances = tuple(
             Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
         )
-        return Window(
-            scope, row["watermark"], hi, utterances, row["attempts"], row["journal"], self.owner
-        )
+        attempts = row["attempts"] + 1
+        return Window(scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner)
 
     def journal(self, window: Window, payload: str, usage: dict[str, Any]) -> None:
         """Record what the model produced for a window before anything is written."""
@@ -354,33 +363,34 @@ class QueueStore:
         """Give a window back untouched (no model, or shutting down)."""
         with self.tx() as db:
             db.execute(
-                f"UPDATE threads SET lease_owner=NULL, lease_until=NULL, {_KEEP_JOURNALED_WINDOW} "
-                "WHERE key=? AND lease_owner=?",
+                "UPDATE threads SET lease_owner=NULL, lease_until=NULL, attempts=attempts-1, "
+                f"{_KEEP_JOURNALED_WINDOW} WHERE key=? AND lease_owner=?",
                 (window.scope.key, window.owner),
             )
 
+    def _bury(self, db: sqlite3.Connection, window: Window, reason: str) -> None:
+        messages = json.dumps([m.model_dump() for m in window.messages], ensure_ascii=False)
+        db.execute(
+            "INSERT INTO dead_letters (key, user_id, agent_id, thread_id, messages, "
+            "reason, attempts, at) VALUES (?,?,?,?,?,?,?,?)",
+            (window.scope.key, window.scope.user_id, window.scope.agent_id,
+             window.scope.thread_id, messages, reason, window.attempts, self.clock()),
+        )  # fmt: skip
+        self._advance(db, window)
+
     def fail(self, window: Window, reason: str) -> bool:
         """Record a failure; returns True when the window went to the dead letters."""
-        attempts = window.attempts + 1
         with self.tx() as db:
-            if attempts >= self.timing.max_attempts:
-                messages = json.dumps([m.model_dump() for m in window.messages], ensure_ascii=False)
-                db.execute(
-                    "INSERT INTO dead_letters (key, user_id, agent_id, thread_id, messages, "
-                    "reason, attempts, at) VALUES (?,?,?,?,?,?,?,?)",
-                    (window.scope.key, window.scope.user_id, window.scope.agent_id,
-                     window.scope.thread_id, messages, reason, attempts, self.clock()),
-                )  # fmt: skip
-                self._advance(db, window)
+            if window.attempts >= self.timing.max_attempts:
+                self._bury(db, window, reason)
                 return True
             db.execute(
-                "UPDATE threads SET attempts=?, last_error=?, next_attempt_at=?, "
+                "UPDATE threads SET last_error=?, next_attempt_at=?, "
                 f"lease_owner=NULL, lease_until=NULL, {_KEEP_JOURNALED_WINDOW} "
                 "WHERE key=? AND watermark=?",
                 (
-                    attempts,
                     reason,
-                    self.clock() + self.timing.backoff(attempts),
+                    self.clock() + self.timing.backoff(window.attempts),
                     window.scope.key,
                     window.lo,
                 ),

@@ -205,3 +205,31 @@ def test_seconds_until_due(queue: QueueStore, clock: Clock) -> None:
 def test_scope_keys_keep_users_apart() -> None:
     a, b = ThreadScope("u1", "t"), ThreadScope("u2", "t")
     assert a.key != b.key and json.loads(a.key) == ["u1", None, "t"]
+
+
+def test_a_window_whose_worker_keeps_dying_ends_in_the_dead_letters(
+    queue: QueueStore, clock: Clock
+) -> None:
+    queue.add(SCOPE, says("a message that crashes the process"))
+    for _ in range(queue.timing.max_attempts):  # each worker dies holding the lease
+        assert queue.claim(force=True) is not None
+        clock.now += queue.timing.lease + 1
+    assert queue.claim(force=True) is None
+    (letter,) = Backlog(queue).dead_letters()
+    assert "stopped while extracting" in letter.reason and letter.attempts == 4
+
+
+def test_giving_a_window_back_does_not_count_as_an_attempt(queue: QueueStore) -> None:
+    queue.add(SCOPE, says("a"))
+    for _ in range(5):
+        window = queue.claim(force=True)
+        assert window is not None and window.attempts == 1
+        queue.release(window)
+
+
+def test_resending_old_messages_does_not_delay_the_window(queue: QueueStore, clock: Clock) -> None:
+    queue.add(SCOPE, says("a"))
+    clock.now += 20
+    queue.add(SCOPE, says("a"))  # the whole history again, nothing new
+    clock.now += 10
+    assert queue.claim() is not None
