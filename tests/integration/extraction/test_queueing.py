@@ -137,3 +137,38 @@ def test_forgetting_a_user_purges_their_queue(make_memory: MemoryFactory) -> Non
     memory.observe([HumanMessage("I live in Lisbon")], user_id="u2", thread_id="t1")
     memory.forget(user_id="u1", purge=True)
     assert [e.user_id for e in memory.pending()] == ["u2"]
+
+
+def test_a_full_scope_evicts_its_least_valuable_facts_but_never_pinned_or_corrections(
+    make_memory: MemoryFactory,
+) -> None:
+    memory, _ = make_memory(
+        [
+            reply(
+                fact("Lives in Berlin", "identity", "I live in Berlin"),
+                fact("Writes Go", "knowledge", "I write Go"),
+            )
+        ],
+        max_facts_per_scope=10,
+    )
+    pinned = memory.remember(
+        "Allergic to peanuts", user_id="u1", category="identity", pinned=True, confidence=0.5
+    )
+    correction = memory.remember(
+        "Use polars, not pandas", user_id="u1", category="correction", confidence=0.5
+    )
+    weak = memory.remember("Maybe likes jazz", user_id="u1", category="preference", confidence=0.6)
+    memory.remember_many(
+        [
+            {"content": f"Project note number {n}", "category": "context", "confidence": 0.95}
+            for n in range(7)
+        ],
+        user_id="u1",
+    )
+    report = memory.extract(
+        [HumanMessage("I live in Berlin and I write Go")], user_id="u1", thread_id="t1"
+    )
+    evicted = {c.fact.id for c in report.evicted}
+    assert len(evicted) == 2 and weak.id in evicted and not evicted & {pinned.id, correction.id}
+    assert len(memory.list(user_id="u1")) == 10
+    assert all(memory.get(i).status.value == "deleted" for i in evicted)
