@@ -42,7 +42,7 @@ class RecallmemSystem:
     def add(self, user_id: str, docs: Sequence[Doc]) -> None:
         for start in range(0, len(docs), BATCH):
             chunk = docs[start : start + BATCH]
-            items = [{"content": d.text, "category": "context"} for d in chunk]
+            items = [_item(d) for d in chunk]
             facts = self._memory.remember_many(items, user_id=user_id)
             for fact, doc in zip(facts, chunk, strict=True):
                 self._docs_of_fact.setdefault(fact.id, set()).add(doc.id)
@@ -55,6 +55,16 @@ class RecallmemSystem:
         close = getattr(self._memory, "close", None)
         if callable(close):
             close()
+
+
+def _item(doc: Doc) -> dict[str, Any]:
+    """A ``remember_many`` item; the time the memory was said travels as its source."""
+    from recallmem.types import Source
+
+    item: dict[str, Any] = {"content": doc.text, "category": "context"}
+    if doc.time is not None:
+        item["source"] = Source(at=doc.time, extractor="benchmark")
+    return item
 
 
 def _collapse_repeated_touches(memory: Any) -> None:

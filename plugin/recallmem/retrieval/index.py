@@ -20,6 +20,7 @@ import numpy as np
 
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.ranking import Weights, fuse, score_parts, top_k
+from recallmem.retrieval.when import mentioned_window
 from recallmem.types import Category, Fact, ScoredFact, ScoreParts, Status
 
 
@@ -46,7 +47,13 @@ class _Derived:
         self.categories = np.array([f.category.value for f in facts], dtype=object)
         self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
         self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
+        self.said = np.fromiter((_first_said(f) for f in facts), np.float64, len(facts))
         self.lexical = LexicalIndex([f.content for f in facts])
+
+
+def _first_said(fact: Fact) -> float:
+    # When the fact was first said (its earliest source), for queries that name a time.
+    return min((s.at for s in fact.sources), default=fact.created_at).timestamp()
 
 
 def _last_seen(fact: Fact) -> float:
@@ -159,6 +166,8 @@ class UserIndex:
                 age_days,
                 derived.confidence[rows],
                 weights,
+                said_at=derived.said[rows],
+                window=mentioned_window(query.text, now),
             )
             scores = fuse(parts, weights)
             if query.min_score is not None:

@@ -1,14 +1,18 @@
 """BM25 over one user's facts, for the exact tokens dense vectors blur (names, ids).
 
-Latin words are terms as they are; CJK text becomes character bigrams (and single
-characters, so a one-character query word still matches), the usual way to index
-Chinese without a segmenter.
+Latin words are lower-cased and lightly stemmed ("researching" and "research" meet);
+CJK text becomes character bigrams (and single characters, so a one-character query
+word still matches), the usual way to index Chinese without a segmenter. Question words
+("what", "when", "how") are dropped from queries: every question has one and no fact
+does. Each choice is measured in docs/benchmarks.md (ablation).
 
 >>> index = LexicalIndex(["Uses TypeScript at work", "喜欢长篇文章"])
 >>> [round(float(s), 2) for s in index.scores("typescript")]
 [0.9, 0.0]
 >>> bool(index.scores("长篇")[1] > 0)
 True
+>>> terms("She was researching adoption agencies")
+['she', 'research', 'adoption', 'agency']
 """
 
 from __future__ import annotations
@@ -21,34 +25,111 @@ import numpy as np
 
 from recallmem.text import STOPWORDS, is_cjk, units
 
+# Words that ask rather than say: dropped from queries only (a fact may mean them).
+QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "whose",
+        "which",
+        "why",
+        "how",
+        "kind",
+        "type",
+        "sort",
+        "ever",
+    ]
+) | frozenset(["什么", "怎么", "哪里", "为什么", "吗", "呢"])
 
-def terms(text: str) -> list[str]:
-    """Index terms: words, CJK characters and CJK bigrams; stopwords dropped."""
+# (suffix, replacement, shortest stem kept): a light stemmer in the spirit of Porter's
+# step 1, enough to meet plurals and -ing/-ed forms without a dictionary.
+_SUFFIXES = (
+    ("ies", "y", 3),
+    ("ied", "y", 3),
+    ("ing", "", 4),
+    ("ed", "", 3),
+    ("es", "", 3),
+    ("s", "", 3),
+)
+_KEEP_DOUBLE = frozenset("lsz")  # "falling" -> "fall", but "running" -> "run"
+
+
+def stem(word: str) -> str:
+    """A light English stem: plural and -ing/-ed endings removed; other words unchanged.
+
+    >>> [stem(w) for w in ["agencies", "camped", "running", "boxes", "cats", "class", "went"]]
+    ['agency', 'camp', 'run', 'box', 'cat', 'class', 'went']
+    """
+    if len(word) <= 3 or not (word.isascii() and word.isalpha()):
+        return word
+    for suffix, replacement, shortest in _SUFFIXES:
+        if not word.endswith(suffix) or len(word) - len(suffix) < shortest:
+            continue
+        base = word[: -len(suffix)] + replacement
+        if suffix in ("ing", "ed") and base[-1] == base[-2] and base[-1] not in _KEEP_DOUBLE:
+            return base[:-1]
+        if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+            return word[:-1]  # "stories" is handled above; "types" -> "type"
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            return word
+        return base
+    return word
+
+
+def terms(text: str, *, drop: frozenset[str] = STOPWORDS, stemming: bool = True) -> list[str]:
+    """Index terms: (stemmed) words, CJK characters and CJK bigrams; ``drop`` words removed."""
+    normal = stem if stemming else str
     out: list[str] = []
     previous_cjk: str | None = None
     for unit in units(text):
         if is_cjk(unit):
             if previous_cjk is not None:
                 out.append(previous_cjk + unit)
-            if unit not in STOPWORDS:
+            if unit not in drop:
                 out.append(unit)
             previous_cjk = unit
         else:
             previous_cjk = None
-            if unit not in STOPWORDS:
-                out.append(unit)
+            if unit not in drop:
+                out.append(normal(unit))
     return out
 
 
-class LexicalIndex:
-    """An immutable BM25 index over a list of documents (one user's facts)."""
+def query_terms(text: str, *, stemming: bool = True, question_words: bool = False) -> list[str]:
+    """Terms of a query: as ``terms``, less the question words unless ``question_words``.
 
-    def __init__(self, documents: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+    >>> query_terms("What did Caroline research?")
+    ['caroline', 'research']
+    """
+    found = terms(text, stemming=stemming)
+    return found if question_words else [t for t in found if t not in QUESTION_WORDS]
+
+
+class LexicalIndex:
+    """An immutable BM25 index over a list of documents (one user's facts).
+
+    ``stemming`` and ``question_words`` (keep them in queries) exist for the ablation
+    benchmark, which measures what each choice is worth; the defaults are the measured best.
+    """
+
+    def __init__(
+        self,
+        documents: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        stemming: bool = True,
+        question_words: bool = False,
+    ) -> None:
         self.k1, self.b = k1, b
+        self.stemming, self.question_words = stemming, question_words
         self._postings: dict[str, list[tuple[int, int]]] = {}
         lengths = np.zeros(len(documents), dtype=np.float32)
         for row, document in enumerate(documents):
-            counts = Counter(terms(document))
+            counts = Counter(terms(document, stemming=stemming))
             lengths[row] = sum(counts.values())
             for term, tf in counts.items():
                 self._postings.setdefault(term, []).append((row, tf))
@@ -62,7 +143,8 @@ class LexicalIndex:
         if not self.size:
             return scores
         norm = self.k1 * (1 - self.b + self.b * self._lengths / max(self._avg_length, 1e-9))
-        for term in set(terms(query)):
+        wanted = query_terms(query, stemming=self.stemming, question_words=self.question_words)
+        for term in set(wanted):
             postings = self._postings.get(term)
             if not postings:
                 continue

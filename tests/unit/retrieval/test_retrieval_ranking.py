@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from recallmem.retrieval.ranking import Weights, fuse, score_parts, time_match, top_k
+from recallmem.retrieval.when import Window
+
+MAY_1 = Window(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
+
+
+def _at(*args: int) -> float:
+    return datetime(*args, tzinfo=UTC).timestamp()
+
+
+def test_time_match_is_one_inside_and_fades_over_the_days_after() -> None:
+    said = np.array(
+        [_at(2023, 5, 1, 9), _at(2023, 5, 2), _at(2023, 5, 9), _at(2023, 4, 30), np.nan]
+    )
+    assert time_match(said, MAY_1, 7.0).tolist() == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0])
+    assert time_match(said, MAY_1, 0.0).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert time_match(np.array([_at(2023, 5, 5, 12)]), MAY_1, 7.0)[0] == pytest.approx(0.5)
+
+
+def test_a_month_window_matches_that_month_in_any_year() -> None:
+    said = np.array([_at(2021, 6, 3), _at(2023, 6, 30, 23), _at(2023, 7, 1), np.nan])
+    assert time_match(said, Window(month=6), 7.0).tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def _parts(window: Window | None, weights: Weights) -> np.ndarray:
+    cosine = np.array([0.60, 0.55])
+    said = np.array([_at(2023, 1, 1), _at(2023, 5, 1, 10)])
+    parts = score_parts(cosine, np.zeros(2), np.zeros(2), np.full(2, 0.9), weights,
+                        said_at=said, window=window)  # fmt: skip
+    return fuse(parts, weights)
+
+
+def test_a_fact_said_in_the_named_window_outranks_a_closer_paraphrase() -> None:
+    assert np.argmax(_parts(None, Weights())) == 0
+    assert np.argmax(_parts(MAY_1, Weights())) == 1
+    assert np.argmax(_parts(MAY_1, Weights(time=0.0))) == 0  # switched off
+
+
+def test_parts_are_in_unit_range_and_lexical_is_relative_to_the_best() -> None:
+    parts = score_parts(np.array([1.2, -0.3]), np.array([2.0, 1.0]), np.array([0.0, 30.0]),
+                        np.array([0.9, 0.5]), Weights())  # fmt: skip
+    assert parts.dense.tolist() == [1.0, 0.0]
+    assert parts.lexical.tolist() == [1.0, 0.5]
+    assert parts.recency.tolist() == pytest.approx([1.0, 0.5])
+    assert parts.time is None
+
+
+def test_top_k_orders_best_first_and_breaks_ties_by_position() -> None:
+    assert top_k(np.array([0.1, 0.9, 0.9, 0.5]), 3).tolist() == [1, 2, 3]
+    assert top_k(np.array([0.2]), 5).tolist() == [0]
+    assert top_k(np.array([]), 3).tolist() == []
