@@ -46,10 +46,11 @@ from recallmem.extraction.plan import (
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
-from recallmem.text import is_cjk, normalize, units
+from recallmem.text import content_units, is_cjk, normalize, units
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
 MIN_EVIDENCE_CHARS = 2
+LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the new fact
 Neighbours = Sequence[tuple[Fact, float]]
 
 
@@ -99,6 +100,14 @@ def cjk_share(text: str) -> float:
     return sum(map(is_cjk, found)) / len(found) if found else 0.0
 
 
+def _likeness(a: str, b: str) -> float:
+    """1.0 for the same text; otherwise the overlap of meaningful words (Jaccard)."""
+    if normalize(a) == normalize(b):
+        return 1.0
+    units_a, units_b = content_units(a), content_units(b)
+    return len(units_a & units_b) / len(units_a | units_b) if units_a and units_b else 0.0
+
+
 def _wrong_language(content: str, evidence: str) -> bool:
     said, written = cjk_share(evidence), cjk_share(content)
     return (said >= 0.5 and written == 0.0) or (said == 0.0 and written >= 0.5)
@@ -143,6 +152,12 @@ class _Planner:
             for r in result.rejected
         ]
         self.touched: set[str] = set()
+        self.links: dict[int, list[tuple[SupersedeRequest, Fact]]] = {}
+        for request in result.supersede:
+            index = self._link(request)
+            if index is not None and request.fact_id in context.shown:
+                self.links.setdefault(index, []).append((request, context.shown[request.fact_id]))
+        self.stored: set[int] = set()  # proposals that became new facts
 
     def drop(self, candidate: CandidateFact, reason: str) -> None:
         self.dropped.append(
@@ -182,15 +197,13 @@ class _Planner:
             prompt_version=self.ctx.prompt_version,
         )
 
-    def _replaces(self, candidate: CandidateFact) -> list[tuple[SupersedeRequest, Fact]]:
-        wanted = normalize(candidate.content)
-        return [
-            (request, self.ctx.shown[request.fact_id])
-            for request in self.result.supersede
-            if request.replacement
-            and request.fact_id in self.ctx.shown
-            and normalize(request.replacement) == wanted
-        ]
+    def _link(self, request: SupersedeRequest) -> int | None:
+        """The proposed fact a supersede request names as its replacement, if any."""
+        if not request.replacement:
+            return None
+        scores = [_likeness(request.replacement, c.content) for c in self.result.facts]
+        best = max(range(len(scores)), key=scores.__getitem__, default=None)
+        return best if best is not None and scores[best] >= LINK_LIKENESS else None
 
     def _duplicate(
         self, candidate: CandidateFact, neighbours: Neighbours
@@ -212,7 +225,8 @@ class _Planner:
                 return fact, match
         return None
 
-    def candidate(self, candidate: CandidateFact, neighbours: Neighbours, seen: set[str]) -> None:
+    def candidate(self, index: int, neighbours: Neighbours, seen: set[str]) -> None:
+        candidate = self.result.facts[index]
         if reason := self._refusal(candidate):
             return self.drop(candidate, reason)
         key = normalize(candidate.content)
@@ -220,7 +234,7 @@ class _Planner:
             return self.drop(candidate, "repeats another fact of this window")
         seen.add(key)
         source = self._source(candidate)
-        replaced = [(r, f) for r, f in self._replaces(candidate) if f.id not in self.touched]
+        replaced = [(r, f) for r, f in self.links.get(index, []) if f.id not in self.touched]
         if not replaced and (dup := self._duplicate(candidate, neighbours)):
             fact, match = dup
             self.touched.add(fact.id)
@@ -230,6 +244,7 @@ class _Planner:
                                     source=source, content=richer, reason=why))  # fmt: skip
             return None
         self._add(candidate, source, replaced)
+        self.stored.add(index)
         return None
 
     def _add(
@@ -264,10 +279,9 @@ class _Planner:
 
     def leftovers(self) -> None:
         """Supersede requests without a stored replacement, confirmations, finished todos."""
-        added = {normalize(op.fact.content) for op in self.ops if isinstance(op, Add)}
-        proposed = {normalize(c.content) for c in self.result.facts}
         for request in self.result.supersede:
             target = self.ctx.shown.get(request.fact_id)
+            index = self._link(request)
             if target is None:
                 self._drop_ref(request.fact_id, "supersede")
             elif target.id in self.touched:
@@ -276,11 +290,10 @@ class _Planner:
                 if request.reason:  # a retraction: "I no longer work there"
                     self.touched.add(target.id)
                     self.ops.append(Supersede(fact_id=target.id, reason=request.reason))
-            elif normalize(request.replacement) not in added:
-                gone = normalize(request.replacement) in proposed
+            elif index is None or index not in self.stored:
                 why = (
                     "its replacement was not stored"
-                    if gone
+                    if index is not None
                     else "its replacement is not among the new facts"
                 )
                 self.dropped.append(Dropped(content=f"supersede {target.content}", reason=why))
@@ -344,8 +357,8 @@ def make_plan(
         raise ValueError("give one list of neighbours per proposed fact")
     planner = _Planner(result, context, policy or Policy(), now, rules or Rules.load(), new_id)
     seen: set[str] = set()
-    for candidate, near in zip(result.facts, neighbours, strict=True):
-        planner.candidate(candidate, near, seen)
+    for index, near in enumerate(neighbours):
+        planner.candidate(index, near, seen)
     planner.leftovers()
     profile = planner.profile()  # before `dropped` is read: it may drop a section
     return Plan(

@@ -247,3 +247,25 @@ def test_facts_leaving_recall_make_room() -> None:
         ),
     )
     assert add_evictions(plan, [old, fact("a"), fact("b")], cap=3) is plan
+
+
+def test_a_paraphrased_replacement_still_links_and_an_unrelated_one_does_not() -> None:
+    old = fact("Lives in Munich")
+    moved = candidate("Lives in Berlin", "I live in Berlin")
+    linked = plan_for(
+        moved,
+        shown={"F1": old},
+        supersede=(
+            SupersedeRequest(
+                fact_id="F1", reason="moved", replacement="The user now lives in Berlin"
+            ),
+        ),
+    )
+    assert [type(op) for op in linked.operations] == [Add, Supersede]
+    unrelated = plan_for(
+        moved,
+        shown={"F1": old},
+        supersede=(SupersedeRequest(fact_id="F1", reason="moved", replacement="Has a dog"),),
+    )
+    assert [type(op) for op in unrelated.operations] == [Add]
+    assert "not among the new facts" in reasons(unrelated)[0]
