@@ -1,7 +1,8 @@
 """What of a conversation is worth extracting from: the user's words and final replies.
 
 Pure. Tool calls and tool results, system prompts, our own injected ``<memory>`` blocks
-(memory must never be re-extracted from itself), acknowledgements ("ok", "thanks",
+and the middleware's hidden notes (memory must never be re-extracted from itself),
+acknowledgements ("ok", "thanks",
 "好的") and upload or attachment narration are dropped; secrets are redacted before
 anything is queued or shown to a model. The word lists and patterns are data, in
 ``prompts/filter.yaml``.
@@ -42,6 +43,7 @@ MessageLike = BaseMessage | Mapping[str, Any]
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _ACK_SPLIT = re.compile(r"[\s\W_]+", re.UNICODE)
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
+_OUR_MARKER = "recallmem"  # additional_kwargs key of messages the middleware adds
 
 
 class Utterance(BaseModel):
@@ -150,7 +152,16 @@ def as_messages(messages: Sequence[MessageLike]) -> list[BaseMessage]:
         ) from exc
 
 
+def _ours(message: BaseMessage) -> bool:
+    # The agent middleware marks every message it adds (memory blocks, cue notes) this
+    # way; they carry memory or instructions, never the user's words.
+    marker = message.additional_kwargs.get(_OUR_MARKER)
+    return isinstance(marker, Mapping) and bool(marker.get("hidden"))
+
+
 def _role(message: BaseMessage) -> Role | None:
+    if _ours(message):
+        return None
     if isinstance(message, HumanMessage):
         return "user"
     if isinstance(message, AIMessage):

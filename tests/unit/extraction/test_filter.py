@@ -112,3 +112,13 @@ def test_a_malformed_override_file_is_an_error_at_load(tmp_path: Path) -> None:
     )
     with pytest.raises(PromptError, match="does not compile"):
         load_filter_rules(tmp_path)
+
+
+def test_messages_the_middleware_added_are_never_extracted() -> None:
+    note = HumanMessage(
+        "The user may be pointing at something from earlier: consider calling recall.",
+        id="do-not-render-recallmem-hint-1",
+        additional_kwargs={"recallmem": {"hidden": True, "kind": "hint"}},
+    )
+    assert filter_messages([note, HumanMessage("I use Vim", id="u")])[0].id == "u"
+    assert len(filter_messages([note])) == 0
