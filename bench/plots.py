@@ -9,10 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only; no display here or in CI
-
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
