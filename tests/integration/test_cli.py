@@ -68,3 +68,34 @@ def test_console_script_runs(home: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["id", "category", "conf", "status", "content"]
+
+
+def test_queue_commands_show_pending_work(home: Path) -> None:
+    from recallmem import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(home=home)) as memory:  # no model: turns wait in the queue
+        memory.observe([{"role": "user", "content": "I'm on the front-end team"}],
+                       user_id="ada", thread_id="t1")  # fmt: skip
+    code, out = run(home, "pending", "--user", "ada")
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split()[:4] == ["user", "thread", "messages", "attempts"]
+    assert row.split()[:3] == ["ada", "t1", "1"] and "front-end team" in row
+    code, out = run(home, "dead-letters")
+    assert (code, out.split()) == (0, ["id", "user", "thread", "attempts", "reason"])
+
+
+def test_eval_extract_replays_the_labelled_set(home: Path) -> None:
+    code, out = run(home, "eval-extract", "--replay")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("prompt extract@")
+    overall = lines[-1].split()
+    assert overall[0] == "all" and float(overall[2]) >= 0.8 and float(overall[3]) >= 0.8
+
+
+def test_eval_extract_without_a_model_says_how_to_get_one(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run(home, "eval-extract")
+    assert code == 1 and "--replay" in capsys.readouterr().err

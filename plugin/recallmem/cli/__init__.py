@@ -1,0 +1,49 @@
+"""``recallmem``: the command line over the same Memory the library uses.
+
+    recallmem remember "Prefers reports in Chinese" --user ada --category preference
+    recallmem recall "report language" --user ada
+    recallmem list --user ada
+    recallmem forget FACT_ID [--purge]  |  recallmem forget --user ada [--thread T]
+    recallmem export --user ada > ada.json  |  recallmem import ada.json
+    recallmem pending | dead-letters | retry LETTER_ID
+    recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
+    recallmem serve --host 127.0.0.1 --port 8765
+
+Errors print one line on stderr that says what to do, and exit with status 2 (bad
+input) or 1 (anything else).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from recallmem.cli import facts, queue, serve
+from recallmem.cli.common import Handler
+from recallmem.errors import FactNotFoundError, InvalidInputError, RecallmemError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
+    parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for group in (facts, queue, serve):
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        handler: Handler = args.handler
+        return handler(args, out or sys.stdout)
+    except (InvalidInputError, FactNotFoundError) as exc:
+        print(f"recallmem: error: {exc}", file=sys.stderr)
+        return 2
+    except (RecallmemError, OSError) as exc:
+        print(f"recallmem: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,25 @@
+"""``recallmem serve``: the HTTP API and the inspector page."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from recallmem.cli.common import Subparsers
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from recallmem.server.serve import serve
+
+    return serve(
+        host=args.host, port=args.port, chroma_url=args.chroma_url, home=args.home, out=out
+    )
+
+
+def register(sub: Subparsers) -> None:
+    """Add ``serve``."""
+    p = sub.add_parser("serve", help="run the HTTP API and the inspector page")
+    p.add_argument("--host", help="interface to bind (default 127.0.0.1; loopback without tokens)")
+    p.add_argument("--port", type=int, help="port (default 8765)")
+    p.add_argument("--chroma-url", help="a Chroma server, e.g. http://127.0.0.1:8000")
+    p.set_defaults(handler=cmd_serve)
