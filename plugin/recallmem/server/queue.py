@@ -1,7 +1,10 @@
-"""``/v1/users/{user_id}/queue``: conversations waiting for extraction, and dead letters.
+"""The extraction backlog of one user: what waits, what failed, what was extracted.
 
-The API has its own shapes here, so the queue's internals can change without breaking
-clients. Only the caller's user's entries are ever listed or retried.
+``/v1/users/{user_id}/queue`` lists conversations waiting for extraction and dead
+letters (with retry); ``/v1/users/{user_id}/extractions`` lists the latest extractions
+this process ran, with what they changed and what they cost. The API has its own
+shapes here, so the queue's internals can change without breaking clients. Only the
+caller's user's entries are ever listed or retried.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import asyncio
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.memory import Memory
@@ -19,7 +22,7 @@ from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError, problem_r
 from recallmem.server.state import MemoryDep
 
 router = APIRouter(
-    prefix="/v1/users/{user_id}/queue",
+    prefix="/v1/users/{user_id}",
     tags=["queue"],
     responses={**PROBLEM_RESPONSES, 404: problem_response("No such letter")},
 )
@@ -71,6 +74,57 @@ class QueueView(BaseModel):
     dead_letters: list[DeadLetterOut]
 
 
+class Extraction(BaseModel):
+    """One extraction: the facts it changed, what it dropped and why, and its cost."""
+
+    thread_id: str
+    agent_id: str | None
+    messages: int
+    added: list[str]
+    confirmed: list[str]
+    superseded: list[str]
+    dropped: list[str]
+    model: str | None
+    prompt: str | None
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    error: str | None
+
+
+def _extraction(report: Any) -> Extraction:
+    def texts(changes: Any) -> list[str]:
+        return [change.fact.content for change in changes]
+
+    return Extraction(
+        thread_id=report.thread_id,
+        agent_id=report.agent_id,
+        messages=report.messages,
+        added=texts(report.added),
+        confirmed=texts(report.confirmed),
+        superseded=texts(report.superseded),
+        dropped=[f"{d.content} ({d.reason})" for d in report.dropped],
+        model=report.model,
+        prompt=report.prompt,
+        model_calls=report.usage.calls,
+        input_tokens=report.usage.input_tokens,
+        output_tokens=report.usage.output_tokens,
+        error=report.error,
+    )
+
+
+@router.get(
+    "/extractions", response_model=list[Extraction], summary="Recent extractions and their cost"
+)
+async def recent_extractions(
+    user: UserId, memory: MemoryDep, limit: Annotated[int, Query(ge=1, le=100)] = 20
+) -> list[Extraction]:
+    """The latest extractions of the user's conversations run by this process, newest
+    first (the process keeps the last 100 of all users)."""
+    reports = [r for r in reversed(memory.extraction.reports) if r.user_id == user]
+    return [_extraction(r) for r in reports[:limit]]
+
+
 def _view(memory: Memory, user: str) -> QueueView:
     pending: list[Any] = memory.pending(user_id=user)
     letters: list[Any] = memory.dead_letters(user_id=user)
@@ -80,7 +134,7 @@ def _view(memory: Memory, user: str) -> QueueView:
     )
 
 
-@router.get("", response_model=QueueView, summary="List pending windows and dead letters")
+@router.get("/queue", response_model=QueueView, summary="List pending windows and dead letters")
 async def get_queue(user: UserId, memory: MemoryDep) -> QueueView:
     """What waits for extraction, oldest first, and what failed, newest first."""
     return await asyncio.to_thread(_view, memory, user)
@@ -99,7 +153,7 @@ def _retry(memory: Memory, user: str, letter_id: int) -> QueueView:
 
 
 @router.post(
-    "/dead-letters/{letter_id}/retry", response_model=QueueView, summary="Retry a dead letter"
+    "/queue/dead-letters/{letter_id}/retry", response_model=QueueView, summary="Retry a dead letter"
 )
 async def retry_dead_letter(
     user: UserId, memory: MemoryDep, letter_id: Annotated[int, Path(ge=1, le=2**62)]

@@ -3,7 +3,6 @@
 
 const PAGE = 25;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
-const HAND_WRITTEN = new Set(["manual", "tool", null, undefined]);
 const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
 
 const $ = (selector) => document.querySelector(selector);
@@ -15,7 +14,7 @@ function el(tag, props = {}, ...children) {
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (value !== undefined && value !== null) node[key] = value;
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
   }
   return node;
@@ -305,15 +304,19 @@ async function loadExtraction() {
     $("#pending").replaceChildren(el("li", { className: "muted" }, error.message));
     $("#dead").replaceChildren();
   }
-  const page = await api("GET", userPath(`/facts${query({ status: "all", limit: 100, agent_id: state.agent })}`));
-  const extracted = page.items.filter((f) => f.sources.some((s) => !HAND_WRITTEN.has(s.extractor)));
-  $("#extracted").replaceChildren(...extracted.slice(0, 30).map((fact) => {
-    const source = fact.sources[fact.sources.length - 1];
-    const item = factItem(fact);
-    item.append(el("span", { className: "meta" }, ` · ${source.extractor} · ${when(source.at)}`));
-    return item;
-  }));
-  if (!extracted.length) $("#extracted").append(el("li", { className: "muted" }, "No facts extracted from conversations yet."));
+  const extractions = await api("GET", userPath("/extractions"));
+  $("#extractions").replaceChildren(...extractions.map((x) => el("li", {},
+    el("span", { className: "meta" },
+      `thread ${x.thread_id} · ${x.messages} message(s) · ${x.model || "model"} · ${x.model_calls} call(s), ` +
+      `${x.input_tokens} in / ${x.output_tokens} out tokens${x.error ? ` · failed: ${x.error}` : ""}`),
+    changeList("added", x.added), changeList("confirmed", x.confirmed),
+    changeList("superseded", x.superseded), changeList("dropped", x.dropped),
+  )));
+  if (!extractions.length) $("#extractions").append(el("li", { className: "muted" }, "No extraction has run in this process yet."));
+}
+
+function changeList(label, items) {
+  return items.length ? el("div", { className: `change ${label}` }, el("b", {}, `${label}: `), items.join(" · ")) : null;
 }
 
 // -- wiring -------------------------------------------------------------------------

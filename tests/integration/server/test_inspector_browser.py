@@ -1,0 +1,111 @@
+"""The inspector page in a real headless Chromium: add a fact, find it, edit it, delete it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from recallmem.memory import Memory
+from recallmem.server.app import create_app
+from recallmem.types import Status
+from serverkit import ADA, LiveServer, token_settings
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture
+def page(memory: Memory, live_server: type[LiveServer]) -> Iterator[Any]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it as root)")
+    from playwright.sync_api import sync_playwright
+
+    memory.remember("Bob's private note", user_id="bob", category="context")
+    with live_server(create_app(memory, token_settings())) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page()
+        page.set_default_timeout(15_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + "/")
+        page.fill("#user", "me")
+        page.fill("#token", ADA)
+        page.click("#connect button[type=submit]")
+        page.wait_for_selector("#status:has-text('Memory of me')")
+        yield page
+        assert errors == [], f"the page raised: {errors}"
+        browser.close()
+
+
+def test_add_find_edit_delete(page: Any, memory: Memory) -> None:
+    from playwright.sync_api import expect
+
+    # add
+    page.click("details.add summary")
+    page.fill("#add-content", "Prefers reports written in Chinese")
+    page.select_option("#add-category", "preference")
+    page.click("#add-form button[type=submit]")
+    expect(page.locator("#facts .fact .content")).to_have_text(
+        ["Prefers reports written in Chinese"]
+    )
+    expect(page.locator("#detail-content")).to_have_text("Prefers reports written in Chinese")
+    expect(page.locator(".props dd").nth(1)).to_have_text("preference")
+    expect(page.locator(".evidence")).to_contain_text("manual")
+    assert [f.content for f in memory.list(user_id="ada")] == ["Prefers reports written in Chinese"]
+
+    # find: by the list filter, and in the retrieval view with the score breakdown
+    page.fill("#filter-text", "chinese")
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#facts .fact .content")).to_have_count(1)
+    page.click("[data-tab=retrieval]")
+    page.fill("#query", "which language for reports")
+    page.click("#search-form button[type=submit]")
+    first_hit = page.locator("#hits tbody tr").first
+    expect(first_hit).to_contain_text("Prefers reports written in Chinese")
+    expect(page.locator("#search-info")).to_contain_text("hit(s)")
+    expect(page.locator("#hits")).not_to_contain_text("Bob")
+
+    # edit: the old text stays in the history
+    first_hit.locator("a").click()
+    page.click("#edit")
+    page.fill("#edit-content", "Prefers reports written in English")
+    page.fill("#edit-reason", "changed their mind")
+    page.click("#edit-save")
+    expect(page.locator("#detail-content")).to_have_text("Prefers reports written in English")
+    expect(page.locator(".history")).to_contain_text("Prefers reports written in Chinese")
+    expect(page.locator(".history")).to_contain_text("changed their mind")
+    assert memory.list(user_id="ada")[0].content == "Prefers reports written in English"
+
+    # pin, then delete with confirmation (cancel first: nothing happens)
+    page.click("#pin")
+    expect(page.locator("#pin")).to_have_text("Unpin")
+    page.click("#delete")
+    page.click("#confirm button[value=cancel]")
+    assert memory.list(user_id="ada")[0].status is Status.ACTIVE
+    page.click("#delete")
+    expect(page.locator("#confirm-text")).to_contain_text("Prefers reports written in English")
+    page.click("#confirm-ok")
+    expect(page.locator("#status")).to_have_text(re.compile("Deleted"))
+    page.fill("#filter-text", "")
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#facts")).to_contain_text("No facts match.")
+    [gone] = memory.list(user_id="ada", status=None)
+    assert gone.status is Status.DELETED and gone.pinned
+
+
+def test_profile_and_extraction_tabs_render(page: Any, memory: Memory) -> None:
+    from playwright.sync_api import expect
+
+    page.click("[data-tab=profile]")
+    page.fill("textarea[name=work_context]", "Front-end team, TypeScript")
+    page.click("#profile-form button[type=submit]")
+    expect(page.locator("#status")).to_have_text("Profile saved.")
+    assert memory.get_profile(user_id="ada").work_context.summary == "Front-end team, TypeScript"
+    page.click("[data-tab=extraction]")
+    expect(page.locator("#metrics")).to_contain_text("extraction tokens")
+    expect(page.locator("#pending")).to_contain_text("Nothing waiting.")
+    expect(page.locator("#extractions")).to_contain_text("No extraction has run")
