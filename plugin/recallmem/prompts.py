@@ -15,6 +15,7 @@ Files are looked up first in an override directory (``MemoryConfig.prompt_dir`` 
 
 from __future__ import annotations
 
+import re
 import string
 from functools import lru_cache
 from importlib import resources
@@ -136,6 +137,25 @@ def _validated(model: type[M], data: dict[str, Any]) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise PromptError(f"{where} is malformed:\n{exc}") from exc
+
+
+def load_data(name: str, model: type[M], prompt_dir: Path | None = None) -> M:
+    """Load ``prompts/<name>.yaml`` into a strict model (pattern and rule files).
+
+    An override in ``prompt_dir`` wins over the shipped file; any problem is a
+    :class:`PromptError` that names the file.
+    """
+    return _validated(model, _read_yaml(name, prompt_dir))
+
+
+def compiled_patterns(patterns: list[str], flags: int = 0) -> list[str]:
+    """Check that every regular expression compiles (a pydantic validator's body)."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern, flags)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+    return patterns
 
 
 @lru_cache(maxsize=64)

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.errors import InvalidInputError
 from recallmem.extraction.secrets import SecretRules, load_secret_rules, redact
-from recallmem.prompts import _read_yaml, _validated
+from recallmem.prompts import compiled_patterns, load_data
 
 Role = Literal["user", "assistant"]
 MessageLike = BaseMessage | Mapping[str, Any]
@@ -56,15 +56,6 @@ class Utterance(BaseModel):
     content: str = Field(min_length=1)
 
 
-def _compiles(patterns: list[str]) -> list[str]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern, _FLAGS)
-        except re.error as exc:
-            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-    return patterns
-
-
 class ByLanguage(BaseModel):
     """A list per language."""
 
@@ -77,7 +68,7 @@ class ByLanguage(BaseModel):
 class NarrationPatterns(ByLanguage):
     """Regular expressions per language; each must compile."""
 
-    _compile = field_validator("en", "zh")(_compiles)
+    _compile = field_validator("en", "zh")(compiled_patterns)
 
 
 class FilterSpec(BaseModel):
@@ -128,7 +119,7 @@ class FilterRules:
 @lru_cache(maxsize=8)
 def load_filter_rules(prompt_dir: Path | None = None) -> FilterRules:
     """Load and compile ``prompts/filter.yaml`` and ``prompts/secrets.yaml``."""
-    spec = _validated(FilterSpec, _read_yaml("filter", prompt_dir))
+    spec = load_data("filter", FilterSpec, prompt_dir)
     blocks = [
         re.compile(rf"<{tag}\b[^>]*>[\s\S]*?(?:</{tag}\s*>|\Z)", re.IGNORECASE)
         for tag in spec.injected_blocks

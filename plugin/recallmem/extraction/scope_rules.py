@@ -21,18 +21,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from recallmem.prompts import _read_yaml, _validated
+from recallmem.prompts import compiled_patterns, load_data
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
-
-
-def _compiles(patterns: list[str]) -> list[str]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern, _FLAGS)
-        except re.error as exc:
-            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-    return patterns
 
 
 class RuleSpec(BaseModel):
@@ -44,7 +35,7 @@ class RuleSpec(BaseModel):
     en: list[str] = Field(min_length=1)
     zh: list[str] = Field(min_length=1)
 
-    _compile = field_validator("en", "zh")(_compiles)
+    _compile = field_validator("en", "zh")(compiled_patterns)
 
 
 class ScopeRulesSpec(BaseModel):
@@ -74,7 +65,7 @@ class ScopeRules:
 @lru_cache(maxsize=8)
 def load_scope_rules(prompt_dir: Path | None = None) -> ScopeRules:
     """Load and compile ``prompts/scope_rules.yaml`` (cached per directory)."""
-    spec = _validated(ScopeRulesSpec, _read_yaml("scope_rules", prompt_dir))
+    spec = load_data("scope_rules", ScopeRulesSpec, prompt_dir)
     return ScopeRules(
         tuple(
             (rule.reason, tuple(re.compile(p, _FLAGS) for p in [*rule.en, *rule.zh]))

@@ -22,19 +22,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from recallmem.prompts import _read_yaml, _validated
+from recallmem.prompts import compiled_patterns, load_data
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _EXPLICIT = re.compile(r"[:=：]")
-
-
-def _compiles(patterns: list[str]) -> list[str]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern, _FLAGS)
-        except re.error as exc:
-            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-    return patterns
 
 
 class AssignmentPatterns(BaseModel):
@@ -48,7 +39,7 @@ class AssignmentPatterns(BaseModel):
     @field_validator("en", "zh")
     @classmethod
     def _named_value(cls, patterns: list[str]) -> list[str]:
-        for pattern in _compiles(patterns):
+        for pattern in compiled_patterns(patterns):
             if "value" not in re.compile(pattern).groupindex:
                 raise ValueError(f"pattern {pattern!r} has no (?P<value>...) group")
         return patterns
@@ -66,7 +57,7 @@ class SecretsSpec(BaseModel):
     assignments: AssignmentPatterns
     ignore_values: list[str] = Field(default_factory=list)
 
-    _tokens_compile = field_validator("tokens")(_compiles)
+    _tokens_compile = field_validator("tokens")(compiled_patterns)
 
 
 @dataclass(frozen=True)
@@ -102,7 +93,7 @@ class SecretRules:
 @lru_cache(maxsize=8)
 def load_secret_rules(prompt_dir: Path | None = None) -> SecretRules:
     """Load and compile ``prompts/secrets.yaml`` (cached per directory)."""
-    spec = _validated(SecretsSpec, _read_yaml("secrets", prompt_dir))
+    spec = load_data("secrets", SecretsSpec, prompt_dir)
     return SecretRules(
         redaction=spec.redaction,
         tokens=tuple(re.compile(p, _FLAGS) for p in spec.tokens),

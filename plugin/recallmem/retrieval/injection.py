@@ -40,7 +40,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from recallmem.prompts import _read_yaml, _validated, placeholders
+from recallmem.prompts import load_data, placeholders
 from recallmem.tokens import TokenCounter, get_counter
 from recallmem.types import PROFILE_SECTIONS, Fact, Profile, ScoredFact
 
@@ -163,7 +163,7 @@ _REQUIRED = {
 @lru_cache(maxsize=8)
 def load_memory_block_spec(prompt_dir: Path | None = None) -> MemoryBlockSpec:
     """Load and validate ``prompts/memory_block.yaml`` (cached per directory)."""
-    return _validated(MemoryBlockSpec, _read_yaml("memory_block", prompt_dir))
+    return load_data("memory_block", MemoryBlockSpec, prompt_dir)
 
 
 # -- packing --------------------------------------------------------------------------
