@@ -7,7 +7,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from recallmem.errors import PromptError
 from recallmem.extraction.filter import load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
@@ -25,7 +24,7 @@ def _render_extract() -> None:
     rendered = "\n".join(text for _, text in messages)
     for name in spec.variables:
         assert f"<{name}>" in rendered
-    spec.to_chat_prompt().invoke({name: "x" for name in spec.variables})
+    spec.to_chat_prompt().invoke(dict.fromkeys(spec.variables, "x"))
 
 
 def _render_memory_block() -> None:
