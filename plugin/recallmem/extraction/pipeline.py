@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import ExtractionError, MissingScopeError, ModelNotConfiguredError
+from recallmem.events import ExtractionEvent, log_event
 from recallmem.extraction.backlog import Backlog, DeadLetter, PendingEntry
 from recallmem.extraction.chain import create_extractor, prepare
 from recallmem.extraction.filter import MessageLike, Utterance, filter_messages, load_filter_rules
@@ -291,6 +292,8 @@ class ExtractionPipeline:
             window = self.queue.claim(force=force, exclude=[*self._reserved_keys(), *failed])
             if window is None or (report := self._process(window)) is None:
                 break
+            # Background and flushed windows have no caller to report to: log the event.
+            log_event(ExtractionEvent.from_report(report))
             reports.append(report)
             if report.error:
                 failed.add(window.scope.key)  # one attempt per thread per run

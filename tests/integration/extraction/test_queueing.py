@@ -172,3 +172,21 @@ def test_a_full_scope_evicts_its_least_valuable_facts_but_never_pinned_or_correc
     assert len(evicted) == 2 and weak.id in evicted and not evicted & {pinned.id, correction.id}
     assert len(memory.list(user_id="u1")) == 10
     assert all(memory.get(i).status.value == "deleted" for i in evicted)
+
+
+def test_flushed_windows_log_a_memory_extraction_event(
+    memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = FakeChatModel(
+        responses=[
+            reply(fact("Wires the pump to GPIO 4", "knowledge", "the pump wiring uses GPIO 4"))
+        ]
+    )
+    pipeline = ExtractionPipeline(memory, model, memory.config, background=False)
+    pipeline.observe(turn(4), user_id="u1", thread_id="t1")
+    with caplog.at_level("INFO", logger="recallmem.events"):
+        (report,) = pipeline.flush()
+    events = [r for r in caplog.records if getattr(r, "event", None) == "memory_extraction"]
+    assert len(events) == 1
+    assert events[0].data["added"] == len(report.added) == 1
+    assert events[0].data["thread_id"] == "t1" and events[0].data["user_id"] == "u1"
