@@ -242,7 +242,7 @@ def recall_cue(text: str) -> str | None:
     """The words that point back at earlier context, or None.
 
     >>> recall_cue("Format it the way we agreed on last week.")
-    'we agreed on last'
+    'the way we agreed on'
     >>> recall_cue("Write a quicksort in Rust") is None
     True
     """
