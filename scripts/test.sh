@@ -4,4 +4,54 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/pytest "$@"
+
+# The inspector's browser test drives Debian's chromium (playwright downloads nothing).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test.sh: installing Debian's chromium for the browser test" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+# The store contract tests also run against a Chroma server, started here on loopback
+# for the duration of the run (unless RECALLMEM_TEST_CHROMA_URL names one already).
+chroma_pid=""
+chroma_dir=""
+stop_chroma() {
+  if [ -n "$chroma_pid" ]; then
+    kill "$chroma_pid" 2>/dev/null || true
+    wait "$chroma_pid" 2>/dev/null || true
+  fi
+  if [ -n "$chroma_dir" ]; then rm -rf "$chroma_dir"; fi
+}
+trap stop_chroma EXIT
+
+if [ -z "${RECALLMEM_TEST_CHROMA_URL:-}" ]; then
+  chroma_dir="$(mktemp -d)"
+  port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  ANONYMIZED_TELEMETRY=False .venv/bin/chroma run --host 127.0.0.1 --port "$port" \
+    --path "$chroma_dir/db" >"$chroma_dir/chroma.log" 2>&1 &
+  chroma_pid=$!
+  export RECALLMEM_TEST_CHROMA_URL="http://127.0.0.1:$port"
+  if ! .venv/bin/python - "$RECALLMEM_TEST_CHROMA_URL" <<'EOF'
+import sys
+import time
+import urllib.request
+
+url = sys.argv[1] + "/api/v2/heartbeat"
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            sys.exit(0)
+    except OSError:
+        time.sleep(0.2)
+sys.exit(1)
+EOF
+  then
+    echo "test.sh: the Chroma server did not start; its log:" >&2
+    cat "$chroma_dir/chroma.log" >&2
+    exit 1
+  fi
+fi
+
+.venv/bin/pytest "$@"
