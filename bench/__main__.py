@@ -44,12 +44,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="print tables only; leave docs/benchmarks.md and bench/results/ alone",
     )
+    parser.add_argument(
+        "--min-facts", type=int, default=0, help="scale: skip corpus sizes below this"
+    )
+    parser.add_argument(
+        "--max-facts", type=int, default=1_000_000, help="scale: skip corpus sizes above this"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     suites = _suites()
     for name in ORDER if args.suite == "all" else (args.suite,):
         print(f"== {name} ==", flush=True)
-        suites[name](quick=args.quick, write=not args.no_write)
+        options: dict[str, Any] = {}
+        if name == "scale":
+            from bench.scale import SIZES
+
+            options["sizes"] = tuple(s for s in SIZES if args.min_facts <= s <= args.max_facts)
+        suites[name](quick=args.quick, write=not args.no_write, **options)
     return 0
 
 

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.metrics import percentiles_ms
-from bench.report import machine_note, markdown_table, save_results, write_section
+from bench.report import (
+    load_results,
+    machine_note,
+    markdown_table,
+    save_results,
+    write_section,
+)
 from bench.runner import peak_rss_mb
 from bench.synthetic import synthetic_fact, synthetic_query
 
@@ -54,10 +60,10 @@ def _load(memory: Any, size: int, users: int) -> float:
     return time.perf_counter() - started
 
 
-def _time_recalls(memory: Any, users: list[str], seed: int) -> dict[str, float]:
+def _time_recalls(memory: Any, users: list[str], seed: int, queries: int) -> dict[str, float]:
     rng = random.Random(seed)
     durations = []
-    for n in range(QUERIES):
+    for n in range(queries):
         user = users[rng.randrange(len(users))]
         started = time.perf_counter()
         memory.recall(synthetic_query(n), user_id=user, k=10)
@@ -65,7 +71,7 @@ def _time_recalls(memory: Any, users: list[str], seed: int) -> dict[str, float]:
     return percentiles_ms(durations)
 
 
-def measure(size: int, users: int) -> dict[str, Any]:
+def measure(size: int, users: int, queries: int = QUERIES) -> dict[str, Any]:
     """Load ``size`` facts over ``users`` users, then time recalls; in this process."""
     with tempfile.TemporaryDirectory(prefix="recallmem-scale-") as home:
         memory = _memory(Path(home))
@@ -76,9 +82,9 @@ def measure(size: int, users: int) -> dict[str, Any]:
         memory.close()
         memory = _memory(Path(home))
         memory.recall("warm up", user_id="warm-up", k=1)
-        random_users = _time_recalls(memory, names, seed=size)
+        random_users = _time_recalls(memory, names, seed=size, queries=queries)
         memory.recall("warm up", user_id=names[0], k=1)
-        hot_user = _time_recalls(memory, names[:1], seed=size + 1)
+        hot_user = _time_recalls(memory, names[:1], seed=size + 1, queries=queries)
         stored = len(memory.list(user_id=names[0], limit=size))
         memory.close()
     return {
@@ -154,21 +160,40 @@ def scale(
     quick: bool = False, write: bool = True, sizes: tuple[int, ...] = SIZES
 ) -> dict[str, Any]:
     """Run every size; print and (optionally) write the section."""
+    if not sizes:
+        raise ValueError(f"no corpus size selected; sizes are {', '.join(map(str, SIZES))}")
     single: tuple[int, ...]
     if quick:
         sizes, single = (200,), (200,)
     else:
-        single = tuple(s for s in SINGLE_USER_SIZES if s <= max(sizes))
+        single = tuple(s for s in SINGLE_USER_SIZES if min(sizes) <= s <= max(sizes))
     spread = [measure_isolated(s, max(1, s // FACTS_PER_USER)) for s in sizes]
     one_user = [measure_isolated(s, 1) for s in single]
     cold = cold_start(200 if quick else 1_000, runs=1 if quick else 3)
     results = {"spread": spread, "single_user": one_user, "cold_start": cold}
+    if write and not quick:
+        results = _merged(results)
     body = render(results)
     print(body)
     if write:
         save_results("scale", results)
         write_section("scale", body)
     return results
+
+
+def _merged(fresh: dict[str, Any]) -> dict[str, Any]:
+    """Fresh runs replace saved ones of the same size; other saved sizes are kept, so
+    the slow 1M run can be measured on its own (``--max-facts``/``--min-facts``)."""
+    try:
+        saved = load_results("scale")
+    except FileNotFoundError:
+        return fresh
+    merged: dict[str, Any] = {"cold_start": fresh["cold_start"]}
+    for group in ("spread", "single_user"):
+        by_size = {run["size"]: run for run in saved.get(group, [])}
+        by_size.update({run["size"]: run for run in fresh[group]})
+        merged[group] = [by_size[size] for size in sorted(by_size)]
+    return merged
 
 
 def render(results: dict[str, Any]) -> str:
