@@ -136,7 +136,7 @@ class Detector:
         best: re.Match[str] | None = None
         for pattern in self.patterns:
             for match in pattern.finditer(text):
-                if any(_overlaps(match.span(), span) for span in excluded):
+                if any(_vetoes(span, match.span()) for span in excluded):
                     continue
                 if best is None or match.start() < best.start():
                     best = match
@@ -144,8 +144,12 @@ class Detector:
         return _clean(best.group(0)) if best else None
 
 
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
+def _vetoes(excluded: tuple[int, int], match: tuple[int, int]) -> bool:
+    # An excluded span vetoes a match it overlaps, unless the match wraps it entirely:
+    # "which 'usual format' you mean" uses the quote as a noun inside a real hedge.
+    overlaps = excluded[0] < match[1] and match[0] < excluded[1]
+    wrapped = match[0] < excluded[0] and excluded[1] < match[1]
+    return overlaps and not wrapped
 
 
 def _clean(span: str) -> str:
