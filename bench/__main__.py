@@ -21,6 +21,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.plots import plot_all
     from bench.quality import locomo, madial
     from bench.scale import scale
+    from bench.summary import summary
 
     return {
         "locomo": locomo,
@@ -28,11 +29,12 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "peers": peers,
         "scale": scale,
         "ablation": ablation,
+        "summary": summary,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
 
-ORDER = ("locomo", "madial", "ablation", "peers", "scale", "plots")
+ORDER = ("locomo", "madial", "ablation", "peers", "scale", "summary", "plots")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

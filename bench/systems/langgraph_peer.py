@@ -27,8 +27,33 @@ def _store(embeddings: Embeddings, dims: int) -> Any:
 def _put_all(store: Any, user_id: str, docs: Sequence[Doc]) -> None:
     from langgraph.store.base import PutOp
 
-    # One batch: the store embeds the whole batch in one call.
-    store.batch([PutOp((NAMESPACE, user_id), doc.id, {"content": doc.text}) for doc in docs])
+    # Batched: the store embeds a whole batch in one call. langgraph 1.x embeds each
+    # distinct text once and then fails ("Number of embeddings (81) does not match number
+    # of indices (83)") when a batch repeats a text, so a repeat goes to a later batch.
+    for batch in _distinct_text_batches(docs):
+        store.batch([PutOp((NAMESPACE, user_id), d.id, {"content": d.text}) for d in batch])
+
+
+def _distinct_text_batches(docs: Sequence[Doc]) -> list[list[Doc]]:
+    """Split docs into as few batches as possible, none repeating a text; order kept.
+
+    >>> from bench.data import Doc
+    >>> docs = [Doc(str(i), t, frozenset()) for i, t in enumerate("abac")]
+    >>> [[d.id for d in b] for b in _distinct_text_batches(docs)]
+    [['0', '1', '3'], ['2']]
+    """
+    batches: list[list[Doc]] = []
+    seen: list[set[str]] = []
+    for doc in docs:
+        for batch, texts in zip(batches, seen, strict=True):
+            if doc.text not in texts:
+                batch.append(doc)
+                texts.add(doc.text)
+                break
+        else:
+            batches.append([doc])
+            seen.append({doc.text})
+    return batches
 
 
 class LangGraphStore:

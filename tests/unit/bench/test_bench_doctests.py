@@ -5,7 +5,14 @@ import importlib
 
 import pytest
 
-MODULES = ["bench.data", "bench.metrics", "bench.report", "bench.synthetic", "bench.systems.bm25"]
+MODULES = [
+    "bench.data",
+    "bench.metrics",
+    "bench.report",
+    "bench.synthetic",
+    "bench.systems.bm25",
+    "bench.systems.langgraph_peer",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

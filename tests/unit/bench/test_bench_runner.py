@@ -115,3 +115,16 @@ def test_recallmem_on_toy_madial_finds_the_relevant_memory(toy_data: Path, tmp_p
 def test_unknown_system_is_named() -> None:
     with pytest.raises(ValueError, match="unknown system 'nope'"):
         make_system("nope", HashingEmbeddings(), Path("."))
+
+
+def test_langgraph_store_accepts_repeated_texts(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph")
+    docs = (
+        Doc("a", "Bart got a new bike", frozenset({"a"})),
+        Doc("b", "Bart got a new bike", frozenset({"b"})),
+        Doc("c", "Lisa likes mango ice cream", frozenset({"c"})),
+    )
+    system = make_system("langgraph-store", HashingEmbeddings(dimension=64), tmp_path)
+    system.add("u", docs)
+    found = system.search("u", "new bike", 3)
+    assert {d for hit in found for d in hit} == {"a", "b", "c"}

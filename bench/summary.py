@@ -1,0 +1,62 @@
+"""The retrieval targets against what was measured, from the saved results.
+
+Targets for the default configuration (issue 5): LoCoMo fact-level R@10 >= 68 and
+MADial R@10 >= 75 on the held-out split, recall p95 <= 20 ms at 100k facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.report import RESULTS_DIR, load_results, markdown_table, write_section
+
+TARGETS = (
+    ("LoCoMo fact-level R@10 (test)", ">= 68", 68.0),
+    ("MADial R@10 (test)", ">= 75", 75.0),
+    ("recall p95 at 100k facts, ms", "<= 20", 20.0),
+)
+
+
+def _r10(run: dict[str, Any]) -> float:
+    return float(run["recall"]["overall"]["10"])
+
+
+def _measured() -> dict[str, tuple[float | None, float | None]]:
+    """(dev, test) per target; None where the suite has not been run."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    if (RESULTS_DIR / "locomo.json").exists():
+        fact = load_results("locomo")["fact"]
+        out[TARGETS[0][0]] = (_r10(fact["dev"]), _r10(fact["test"]))
+    if (RESULTS_DIR / "madial.json").exists():
+        runs = load_results("madial")["all"]
+        out[TARGETS[1][0]] = (_r10(runs["dev"]), _r10(runs["test"]))
+    if (RESULTS_DIR / "scale.json").exists():
+        at = {r["size"]: r for r in load_results("scale")["spread"]}
+        if 100_000 in at:
+            out[TARGETS[2][0]] = (None, at[100_000]["recall_random_user_ms"]["p95"])
+    return out
+
+
+def summary(quick: bool = False, write: bool = True) -> dict[str, Any]:
+    """Print and (optionally) write the targets section."""
+    measured = _measured()
+    rows = []
+    for label, wanted, bound in TARGETS:
+        dev, test = measured.get(label, (None, None))
+        if test is None:
+            verdict = "not measured"
+        elif label.startswith("recall p95"):
+            verdict = "met" if test <= bound else "not met"
+        else:
+            verdict = "met" if test >= bound else f"not met ({test - bound:+.1f})"
+        rows.append([label, wanted, dev, test, verdict])
+    body = (
+        "## Retrieval targets (default configuration)\n\n"
+        + markdown_table(["target", "wanted", "dev", "test (result)", "verdict"], rows)
+        + "\n\nFrom the saved results of the sections below; dev is what ranking was tuned "
+        "on, test is held out.\n"
+    )
+    print(body)
+    if write and not quick:
+        write_section("targets", body)
+    return {"rows": rows}
