@@ -104,7 +104,7 @@ def assert_nothing_lost(tmp_path: Path) -> None:
 # Deterministic in CI (the same examples every run); raise RECALLMEM_FUZZ_EXAMPLES and
 # set RECALLMEM_FUZZ_RANDOM=1 to explore further by hand.
 FUZZ = settings(
-    max_examples=int(os.environ.get("RECALLMEM_FUZZ_EXAMPLES", "6")),
+    max_examples=int(os.environ.get("RECALLMEM_FUZZ_EXAMPLES", "5")),
     derandomize=not os.environ.get("RECALLMEM_FUZZ_RANDOM"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
