@@ -94,25 +94,37 @@ def merge_batch(
     candidates of one batch are compared with each other through ``vectors``.
     """
     chosen: dict[str, Fact] = {}  # id -> latest state, in first-seen order
-    rows: dict[str, int] = {}  # id -> row of `vectors` that matches its current text
+    rows: dict[str, int] = {}  # id -> row of `vectors` whose text the fact now carries
+    carrier: dict[int, str] = {}  # the inverse: row -> id
+    similar = vectors @ vectors.T  # one BLAS call; callers keep batches to ~1,000 rows
     results: list[Fact] = []
     for row, candidate in enumerate(candidates):
         pool = [(chosen.get(f.id, f), c) for f, c in neighbours[row]]
+        earlier = [j for j in _closest(similar[row, :row], threshold) if j in carrier]
         pool += [
-            (fact, float(vectors[row] @ vectors[rows[fact.id]]))
-            for fact in chosen.values()
-            if fact.id in rows and fact.agent_id == candidate.agent_id
+            (chosen[carrier[j]], float(similar[row, j]))
+            for j in earlier
+            if chosen[carrier[j]].agent_id == candidate.agent_id
         ]
         merged = _merge(candidate, pool, threshold, now)
         chosen[merged.id] = merged
         if merged.content == candidate.content:
-            rows[merged.id] = row
+            carrier.pop(rows.get(merged.id, -1), None)
+            rows[merged.id], carrier[row] = row, merged.id
         results.append(merged)
     return BatchMerge(
         results=[chosen[f.id] for f in results],
         embedded=[(f, rows[f.id]) for f in chosen.values() if f.id in rows],
         records=[f for f in chosen.values() if f.id not in rows],
     )
+
+
+def _closest(cosines: np.ndarray, threshold: float, k: int = 8) -> list[int]:
+    """Rows at or above the threshold, at most ``k`` of the most similar."""
+    close = np.flatnonzero(cosines >= min(threshold, 0.999))
+    if close.size > k:
+        close = close[np.argpartition(-cosines[close], k - 1)[:k]]
+    return [int(j) for j in close]
 
 
 def _merge(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
+
+
+_MERGE_BATCH = 1000
 
 
 class Memory:
@@ -215,14 +219,22 @@ class Memory:
             new_fact(i, user_id=user_id, agent_id=agent_id, thread_id=thread_id, now=now)
             for i in items
         ]
-        if not candidates:
-            return []
+        results: builtins.list[Fact] = []
+        for start in range(0, len(candidates), _MERGE_BATCH):
+            results += self._remember_batch(candidates[start : start + _MERGE_BATCH], now)
+        return results
+
+    def _remember_batch(
+        self, candidates: builtins.list[Fact], now: datetime
+    ) -> builtins.list[Fact]:
+        # A batch is compared with itself as one matrix, so its size bounds time and memory;
+        # later batches see earlier ones through the index.
         vectors = embed_matrix(self.embeddings, [c.content for c in candidates])
-        with self._repo.writing(user_id) as index:
+        with self._repo.writing(candidates[0].user_id) as index:
             merged = merge_batch(
                 candidates,
                 vectors,
-                index.nearest(vectors, agent_id=agent_id, k=3),
+                index.nearest(vectors, agent_id=candidates[0].agent_id, k=3),
                 threshold=self.config.dedup_similarity,
                 now=now,
             )

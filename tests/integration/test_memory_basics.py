@@ -179,3 +179,20 @@ async def test_async_twins_share_the_sync_behaviour(memory: Memory) -> None:
     assert [h.fact.id for h in hits] == [fact.id]
     assert (await memory.aget(fact.id)).content == "Drinks oolong"
     assert await memory.aforget(fact.id, purge=True) == 1
+
+
+def test_large_batches_are_merged_in_chunks_without_losing_duplicates(memory: Memory) -> None:
+    items = [
+        {"content": f"Project {n} uses the zebra{n} codename", "category": "context"}
+        for n in range(1100)
+    ]
+    items.append(
+        {"content": "Project 3 uses the zebra3 codename", "category": "context"}
+    )  # a second-chunk duplicate
+    facts = memory.remember_many(items, user_id="ada")
+    assert len(facts) == 1101 and facts[-1].id == facts[3].id
+    assert (
+        len(memory.list(user_id="ada", limit=1000))
+        + len(memory.list(user_id="ada", limit=1000, offset=1000))
+        == 1100
+    )
