@@ -83,7 +83,10 @@ class Backlog:
 
     def _entry(self, row: sqlite3.Row, now: float) -> PendingEntry:
         messages = self.queue.read(
-            "SELECT msg_id, role, content FROM messages WHERE key=? AND seq>? ORDER BY seq",
+            # Content is cleared once extracted; a window finished since `row` was read
+            # has no text left and is no longer pending.
+            "SELECT msg_id, role, content FROM messages "
+            "WHERE key=? AND seq>? AND content IS NOT NULL ORDER BY seq",
             (row["key"], row["watermark"]),
         )
         return PendingEntry(
