@@ -20,3 +20,10 @@ def test_readme_opens_with_exactly_two_commands() -> None:
 def test_every_setting_is_documented() -> None:
     for name in MemoryConfig.model_fields:
         assert f"| `{name}` |" in README, name
+
+
+def test_every_service_setting_is_documented() -> None:
+    from recallmem.server.settings import ServerSettings
+
+    for name in ServerSettings.model_fields:
+        assert f"| `RECALLMEM_{name.upper()}` |" in README, name
