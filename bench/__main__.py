@@ -17,6 +17,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
+    from bench.embedders import embedders
     from bench.peers import peers
     from bench.plots import plot_all
     from bench.quality import locomo, madial
@@ -30,11 +31,12 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "scale": scale,
         "ablation": ablation,
         "summary": summary,
+        "embedders": embedders,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
 
-ORDER = ("locomo", "madial", "ablation", "peers", "scale", "summary", "plots")
+ORDER = ("locomo", "madial", "ablation", "embedders", "peers", "scale", "summary", "plots")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
+
 from bench.data import Dataset, load_dataset
 from bench.metrics import OVERALL
 from bench.report import machine_note, markdown_table, save_results, write_section
@@ -17,7 +19,7 @@ from bench.systems import BatchCachedEncoder, make_system
 SPLITS = ("dev", "test")
 
 
-def run_recallmem(dataset: Dataset, embeddings: BatchCachedEncoder, **options: Any) -> RunResult:
+def run_recallmem(dataset: Dataset, embeddings: Embeddings, **options: Any) -> RunResult:
     """recallmem over one dataset, in this process, in a fresh temporary home."""
     import tempfile
     from pathlib import Path
@@ -43,9 +45,11 @@ def quality_rows(results: dict[str, RunResult]) -> tuple[list[str], list[list[An
     return headers, rows
 
 
-def evaluate(name: str, quick: bool = False, **options: Any) -> dict[str, RunResult]:
-    """recallmem on both splits of dataset ``name``."""
-    embeddings = BatchCachedEncoder()
+def evaluate(
+    name: str, quick: bool = False, embeddings: Embeddings | None = None, **options: Any
+) -> dict[str, RunResult]:
+    """recallmem on both splits of dataset ``name`` (default embedder: USE)."""
+    embeddings = embeddings or BatchCachedEncoder()
     results = {}
     for split in SPLITS:
         dataset = load_dataset(name, split)

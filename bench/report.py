@@ -88,7 +88,12 @@ def machine_note() -> str:
 
     when = datetime.now(UTC).strftime("%Y-%m-%d")
     python = platform.python_version()
-    return f"Measured {when} on {platform.machine()}, {os.cpu_count()} cores, Python {python}."
+    # The cores are shared: the load says how much the latencies above were crowded.
+    load = os.getloadavg()[0]
+    return (
+        f"Measured {when} on {platform.machine()}, {os.cpu_count()} cores, Python {python}; "
+        f"load average {load:.1f} at the end of the run."
+    )
 
 
 def save_results(name: str, payload: dict[str, Any], results_dir: Path = RESULTS_DIR) -> Path:
