@@ -34,7 +34,6 @@ class RecallmemSystem:
         if weights:
             # Ablations and tuning switch ranking techniques through the public weights.
             self._memory.weights = replace(self._memory.weights, **weights)
-        _collapse_repeated_touches(self._memory)
         # A merged near-duplicate comes back as the existing fact: it then stands for
         # every document folded into it.
         self._docs_of_fact: dict[str, set[str]] = {}
@@ -65,19 +64,3 @@ def _item(doc: Doc) -> dict[str, Any]:
     if doc.time is not None:
         item["source"] = Source(at=doc.time, extractor="benchmark")
     return item
-
-
-def _collapse_repeated_touches(memory: Any) -> None:
-    """Work around recallmem 0.1.0 flushing one fact's access twice in one Chroma update.
-
-    A fact recalled twice within the flush window is sent twice in one ``update``, which
-    Chroma rejects (``DuplicateIDError``) and recall raises. Until ``FactStore.touch``
-    collapses repeats itself, this instance keeps the latest access per fact; the flush
-    and its cost are otherwise unchanged.
-    """
-    original = memory.store.touch
-
-    def touch(accessed: Sequence[tuple[str, float]]) -> None:
-        original(list(dict(accessed).items()))
-
-    memory.store.touch = touch
