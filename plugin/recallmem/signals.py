@@ -12,7 +12,9 @@ Four detectors, each returning the matched span (the words that fired it) or ``N
   ("remember that ...", "from now on", "记住", "以后都").
 
 The patterns are data, in ``prompts/signals.yaml``; they are validated and compiled once,
-when first used.
+when first used. ``load_signals(semantic=True)`` adds a second stage for texts no pattern
+decided (:mod:`recallmem.signal_prototypes`: nearest labelled prototypes in the offline
+encoder's space); the default, pattern-only path never loads a model.
 
 >>> recall_cue("按上次那个方案来")
 '上次'
@@ -32,11 +34,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import _read_yaml, _validated
+
+if TYPE_CHECKING:
+    from recallmem.signal_prototypes import PrototypeStage
 
 Language = Literal["en", "zh"]
 
@@ -143,6 +148,10 @@ class Detector:
                 break
         return _clean(best.group(0)) if best else None
 
+    def vetoes(self, text: str) -> bool:
+        """Whether an exclusion matches anywhere in ``text`` (a known non-signal)."""
+        return any(x.search(text) for x in self.exclusions)
+
 
 def _vetoes(excluded: tuple[int, int], match: tuple[int, int]) -> bool:
     # An excluded span vetoes a match it overlaps, unless the match wraps it entirely:
@@ -159,29 +168,49 @@ def _clean(span: str) -> str:
 
 @dataclass(frozen=True)
 class Signals:
-    """All four compiled detectors from one signals file."""
+    """All four compiled detectors from one signals file, and the optional second stage."""
 
     version: str
     detectors: dict[SignalKind, Detector]
+    semantic: PrototypeStage | None = None
 
     def detect(self, kind: SignalKind | str, text: str) -> str | None:
-        """The span that fires detector ``kind`` in ``text``, or None."""
-        return self.detectors[SignalKind(kind)].search(text)
+        """The span that fires detector ``kind`` in ``text``, or None.
+
+        A pattern decides first: a match fires, an exclusion anywhere in the text means
+        no. Only a text neither decided goes to the second stage, when there is one.
+        """
+        detector = self.detectors[SignalKind(kind)]
+        span = detector.search(text)
+        if span is not None or self.semantic is None or not text.strip():
+            return span
+        if detector.vetoes(text):
+            return None
+        return self.semantic.match(detector.kind, text)
 
 
-@lru_cache(maxsize=8)
-def load_signals(prompt_dir: Path | None = None) -> Signals:
+@lru_cache(maxsize=16)
+def load_signals(prompt_dir: Path | None = None, *, semantic: bool = False) -> Signals:
     """Load, validate and compile ``prompts/signals.yaml`` (cached per directory).
 
-    A malformed file raises :class:`recallmem.errors.PromptError` naming the problem.
+    With ``semantic=True`` the detectors also consult the prototypes in
+    ``prompts/signals_prototypes.yaml`` for texts no pattern decided; the encoder loads
+    on the first such text. A malformed file raises :class:`recallmem.errors.PromptError`
+    naming the problem.
 
     >>> load_signals().detect("correction", "不对，我是后端")
     '不对'
     """
     spec = _validated(SignalsSpec, _read_yaml("signals", prompt_dir))
+    stage = None
+    if semantic:
+        from recallmem.signal_prototypes import load_prototype_stage
+
+        stage = load_prototype_stage(prompt_dir)
     return Signals(
         version=spec.version,
         detectors={kind: Detector.compile(kind, d) for kind, d in spec.detectors.items()},
+        semantic=stage,
     )
 
 
