@@ -41,8 +41,10 @@ class MemoryConfig(BaseSettings):
         description="Cosine at or above which a new fact confirms an existing one.",
     )
     recency_half_life_days: float = Field(default=30.0, gt=0)
-    index_cache_users: int = Field(
-        default=512, ge=1, description="How many users' hot indexes one process keeps."
+    index_cache_facts: int = Field(
+        default=150_000,
+        ge=1,
+        description="Facts whose users' hot indexes one process keeps (about 4 KB each).",
     )
 
     # Extraction

@@ -97,7 +97,7 @@ class Memory:
             embedder_name(self.embeddings),
             dimension,
         )
-        self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_users)
+        self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_facts)
         if self.config.queue_path.exists():
             self.extraction  # noqa: B018 - resumes windows left queued by a previous run
 

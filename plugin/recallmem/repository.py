@@ -25,11 +25,11 @@ from recallmem.types import Fact
 class FactRepository:
     """Facts of many users: durable in Chroma, searchable in memory."""
 
-    def __init__(self, store: FactStore, embeddings: Embeddings, cache_users: int) -> None:
+    def __init__(self, store: FactStore, embeddings: Embeddings, cache_facts: int) -> None:
         self.store = store
         self.embeddings = embeddings
         self.access = AccessTimes(store)
-        self._indexes = IndexCache(cache_users, self._load)
+        self._indexes = IndexCache(cache_facts, self._load)
         self._lock = threading.RLock()
 
     def _load(self, user_id: str) -> UserIndex:

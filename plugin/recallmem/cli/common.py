@@ -32,7 +32,7 @@ def scope_args(parser: argparse.ArgumentParser, *, user_required: bool = True) -
 def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
     """Rows as aligned, plain-text columns (the last column is not padded).
 
-    >>> print(table([["1", "ada"]], ["n", "user"]))
+    >>> print(table([["1", "ada"]], ["n", "user"]), end="")
     n  user
     1  ada
     """

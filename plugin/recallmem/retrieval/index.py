@@ -208,10 +208,10 @@ class UserIndex:
 
 
 class IndexCache:
-    """A bounded LRU of user indexes, loaded on first use."""
+    """User indexes, loaded on first use, least recently used dropped past a fact budget."""
 
-    def __init__(self, capacity: int, load: Callable[[str], UserIndex]) -> None:
-        self._capacity = capacity
+    def __init__(self, capacity_facts: int, load: Callable[[str], UserIndex]) -> None:
+        self._capacity = capacity_facts
         self._load = load
         self._lock = threading.RLock()
         self._indexes: OrderedDict[str, UserIndex] = OrderedDict()
@@ -226,14 +226,14 @@ class IndexCache:
                 return index
             index = self._load(user_id)
             self._indexes[user_id] = index
-            while len(self._indexes) > self._capacity:
-                self._indexes.popitem(last=False)
-        return index
+            self._shrink()
+            return index
 
-    def peek(self, user_id: str) -> UserIndex | None:
-        """The user's index if it is loaded, without loading it."""
-        with self._lock:
-            return self._indexes.get(user_id)
+    def _shrink(self) -> None:
+        held = sum(len(index) for index in self._indexes.values())
+        while held > self._capacity and len(self._indexes) > 1:
+            _, dropped = self._indexes.popitem(last=False)
+            held -= len(dropped)
 
     def drop(self, user_id: str) -> None:
         """Forget a user's index; the next use reloads it."""
