@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from recallmem.retrieval.index import IndexCache, UserIndex
 from recallmem.types import Fact
 
