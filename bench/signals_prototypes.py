@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = ROOT / "tests" / "data" / "signals"
 OUTPUT = ROOT / "prompts" / "signals_prototypes.yaml"
 PROTOTYPE_SPLITS = ("dev", "heldout", "heldout2", "heldout3", "train", "train2")
-K, MARGIN = 3, 0.05
-# Hedges need a wider margin: "I can't see your screen" sits close to "I can't see our
-# previous chats". Chosen on train2 before the patterns were tuned on it, and on
-# leave-one-split-out false positives of unseen negatives.
-MARGINS = {"hedge": 0.08}
+K, MARGIN = 5, 0.05
+# Per detector, the smallest margin whose leave-one-split-out false-positive rate on
+# unseen negatives (prototypes from the other tuning splits) stays <= 4 %. Hedges need the
+# widest: "I can't see your screen" sits close to "I can't see our previous chats".
+MARGINS = {"recall_cue": 0.08, "hedge": 0.10}
 
 _HEADER = """\
 # Prototype sentences for the optional second stage of the signal detectors

@@ -14,7 +14,7 @@ loads a model.
 
 >>> stage = load_prototype_stage()
 >>> stage.spec.k, stage.spec.margin_for("hedge"), stage.spec.margin_for("correction")
-(3, 0.08, 0.05)
+(5, 0.1, 0.05)
 """
 
 from __future__ import annotations
