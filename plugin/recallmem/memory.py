@@ -35,23 +35,8 @@ from recallmem.store.embeddings import (
     embed_query_vector,
     embedder_name,
 )
-from recallmem.types import (
-    Category,
-    Fact,
-    Profile,
-    ScoredFact,
-    ScoreParts,
-    Source,
-    Status,
-    utcnow,
-)
-from recallmem.validation import (
-    check_query,
-    edit_fact,
-    new_fact,
-    parse_categories,
-    require_user,
-)
+from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
+from recallmem.validation import check_query, edit_fact, new_fact, parse_categories, require_user
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -196,9 +181,10 @@ class Memory:
             "source": source,
             "pinned": pinned,
         }
-        return self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)[
-            0
-        ]
+        (fact,) = self.remember_many(
+            [item], user_id=user_id, agent_id=agent_id, thread_id=thread_id
+        )
+        return fact
 
     def remember_many(
         self,
