@@ -6,6 +6,7 @@ MADial R@10 >= 75 on the held-out split, recall p95 <= 20 ms at 100k facts.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bench.report import RESULTS_DIR, load_results, markdown_table, write_section
@@ -21,28 +22,27 @@ def _r10(run: dict[str, Any]) -> float:
     return float(run["recall"]["overall"]["10"])
 
 
-def _measured() -> dict[str, tuple[float | None, float | None]]:
+def measured(results_dir: Path = RESULTS_DIR) -> dict[str, tuple[float | None, float | None]]:
     """(dev, test) per target; None where the suite has not been run."""
     out: dict[str, tuple[float | None, float | None]] = {}
-    if (RESULTS_DIR / "locomo.json").exists():
-        fact = load_results("locomo")["fact"]
+    if (results_dir / "locomo.json").exists():
+        fact = load_results("locomo", results_dir)["fact"]
         out[TARGETS[0][0]] = (_r10(fact["dev"]), _r10(fact["test"]))
-    if (RESULTS_DIR / "madial.json").exists():
-        runs = load_results("madial")["all"]
+    if (results_dir / "madial.json").exists():
+        runs = load_results("madial", results_dir)["all"]
         out[TARGETS[1][0]] = (_r10(runs["dev"]), _r10(runs["test"]))
-    if (RESULTS_DIR / "scale.json").exists():
-        at = {r["size"]: r for r in load_results("scale")["spread"]}
+    if (results_dir / "scale.json").exists():
+        at = {r["size"]: r for r in load_results("scale", results_dir)["spread"]}
         if 100_000 in at:
             out[TARGETS[2][0]] = (None, at[100_000]["recall_random_user_ms"]["p95"])
     return out
 
 
-def summary(quick: bool = False, write: bool = True) -> dict[str, Any]:
-    """Print and (optionally) write the targets section."""
-    measured = _measured()
+def verdicts(found: dict[str, tuple[float | None, float | None]]) -> list[list[Any]]:
+    """One row per target: label, wanted, dev, test, verdict."""
     rows = []
     for label, wanted, bound in TARGETS:
-        dev, test = measured.get(label, (None, None))
+        dev, test = found.get(label, (None, None))
         if test is None:
             verdict = "not measured"
         elif label.startswith("recall p95"):
@@ -50,6 +50,12 @@ def summary(quick: bool = False, write: bool = True) -> dict[str, Any]:
         else:
             verdict = "met" if test >= bound else f"not met ({test - bound:+.1f})"
         rows.append([label, wanted, dev, test, verdict])
+    return rows
+
+
+def summary(quick: bool = False, write: bool = True) -> dict[str, Any]:
+    """Print and (optionally) write the targets section."""
+    rows = verdicts(measured())
     body = (
         "## Retrieval targets (default configuration)\n\n"
         + markdown_table(["target", "wanted", "dev", "test (result)", "verdict"], rows)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.report import save_results
+from bench.summary import measured, verdicts
+
+
+def _run(r10: float) -> dict[str, object]:
+    return {"recall": {"overall": {"10": r10}}}
+
+
+def test_targets_are_judged_on_the_test_split(tmp_path: Path) -> None:
+    save_results("locomo", {"fact": {"dev": _run(70.0), "test": _run(66.5)}}, tmp_path)
+    save_results("madial", {"all": {"dev": _run(74.0), "test": _run(75.0)}}, tmp_path)
+    save_results(
+        "scale",
+        {"spread": [{"size": 100_000, "recall_random_user_ms": {"p50": 3.0, "p95": 12.5}}]},
+        tmp_path,
+    )
+    rows = verdicts(measured(tmp_path))
+    assert [r[4] for r in rows] == ["not met (-1.5)", "met", "met"]
+    assert rows[0][2:4] == [70.0, 66.5]
+
+
+def test_missing_results_are_not_measured(tmp_path: Path) -> None:
+    assert [r[4] for r in verdicts(measured(tmp_path))] == ["not measured"] * 3
