@@ -38,6 +38,10 @@ HEADERS = ["detector", "lang", "cases", "precision %", "recall %"]
 
 def load_cases(kind: SignalKind, split: str, lang: str) -> list[LabelledCase]:
     """The labelled cases of one detector, split and language."""
+    per_language = DATA_DIR / f"{kind.value}.{lang}.{split}.jsonl"  # the blind sets' layout
+    if per_language.is_file():
+        lines = per_language.read_text(encoding="utf-8").splitlines()
+        return [LabelledCase.model_validate({**json.loads(x), "lang": lang}) for x in lines if x]
     path = DATA_DIR / f"{kind.value}.{split}.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     cases = [LabelledCase.model_validate(json.loads(x)) for x in lines]
@@ -114,8 +118,23 @@ def report() -> str:
             "unseen negatives is <= 4 %):\n\n"
             + markdown_table(HEADERS, quality_rows(CLEAN_FOR_TWO_STAGE, two_stage)),
             *first_look_tables(),
+            BLIND_NOTE,
+            score_only(["blind"]),
+            score_only(["blind2"]),
         ]
     )
+
+
+BLIND_NOTE = (
+    "**Blind sets** (`*.blind.jsonl`, `*.blind2.jsonl`): written by people who never saw "
+    "the patterns, the prototypes or the other data, and never tuned on. `blind` was "
+    "scored once before the phrase-class rewrite (pooled P/R then: recall cues 80/86, "
+    "hedges 100/64, corrections 86/51, remember requests 88/78 %); its error list shaped "
+    "the phrase classes suggested to the rewrite, so its score now is optimistic. `blind2` "
+    "was written during the rewrite and scored once after it: it is the honest number. "
+    "The agent middleware uses the two-stage detectors for recall cues and hedges; "
+    "extraction uses the pattern-only ones."
+)
 
 
 def score_only(splits: Sequence[str]) -> str:

@@ -13,6 +13,7 @@ from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.extraction.secrets import load_secret_rules
 from recallmem.prompts import load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
+from recallmem.signal_prototypes import load_prototype_stage
 from recallmem.signals import load_signals
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
@@ -57,6 +58,7 @@ LOADERS: dict[str, Callable[[], object]] = {
     "memory_block": _render_memory_block,
     "tools": _tools,
     "signals": load_signals,
+    "signals_prototypes": load_prototype_stage,
     "filter": load_filter_rules,
     "secrets": load_secret_rules,
     "scope_rules": load_scope_rules,

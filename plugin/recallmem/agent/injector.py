@@ -177,8 +177,9 @@ class Injector:
         if event.hits:  # hybrid: the facts, and the tool for more
             hint = render_recall_hint(cue, after_fetch=True, spec=self.spec)
             return [note, hidden_message(hint, "hint")], [event]
+        # Nothing matched, but the recall ran: a hedge now must not trigger the same one.
         hint = render_recall_hint(cue, after_fetch=False, spec=self.spec)
-        return [hidden_message(hint, "hint")], [event]
+        return [hidden_message(hint, "hint", meta={"recalled": True})], [event]
 
     def start_turn(
         self, messages: Sequence[BaseMessage], scope: Scope, today: date

@@ -83,7 +83,7 @@ def block_message(messages: Sequence[BaseMessage]) -> HumanMessage | None:
 def recall_ran(turn: Sequence[BaseMessage]) -> bool:
     """Whether memory was recalled in this turn (by the planner or by the middleware)."""
     for message in turn:
-        if kind_of(message) == "recall":
+        if kind_of(message) == "recall" or marker(message).get("recalled"):
             return True
         if isinstance(message, AIMessage) and any(
             c["name"] == "recall" for c in message.tool_calls

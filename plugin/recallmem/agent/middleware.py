@@ -132,7 +132,8 @@ class MemoryMiddleware(AgentMiddleware):
         self.timezone, self._clock = timezone, clock or (lambda: datetime.now(UTC))
         folder = prompt_dir or memory.config.prompt_dir
         self._spec = load_memory_block_spec(folder)
-        self._signals = load_signals(folder)
+        # Prototypes catch the hedges and cues no pattern names (docs/benchmarks.md, blind2).
+        self._signals = load_signals(folder, semantic=True)
         self._tool_texts = load_tool_texts(folder)
         self.injector = Injector(
             memory=memory,

@@ -156,6 +156,9 @@ def test_hybrid_only_points_at_the_tool_when_nothing_matches(
     model = FakeChatModel(responses=["我没有找到相关记录。"])
     run(make_memory(), model, mode="hybrid").say("上次那个方案的风险点是什么？")
     assert [kind_of(m) for m in model.requests[0] if is_hidden(m)] == ["hint"]
+    # The reply reads like a hedge, but the cue's recall already ran and found nothing:
+    # the same recall is not forced again.
+    assert model.calls == 1
 
 
 HEDGE = "我无法访问之前的对话，能再说一下是哪个方案吗？"
