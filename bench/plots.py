@@ -60,7 +60,7 @@ def scale_latency(results: dict[str, Any]) -> Figure:
         ("single_user", "recall_hot_user_ms", "one user holds all"),
     )
     for group, key, label in series:
-        runs = results.get(group, [])
+        runs = [r for r in results.get(group, []) if "error" not in r]
         if not runs:
             continue
         sizes = [r["size"] for r in runs]

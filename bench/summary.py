@@ -34,7 +34,7 @@ def measured(results_dir: Path = RESULTS_DIR) -> dict[str, tuple[float | None, f
         out[TARGETS[1][0]] = (_r10(runs["dev"]), _r10(runs["test"]))
     if (results_dir / "scale.json").exists():
         at = {r["size"]: r for r in load_results("scale", results_dir)["spread"]}
-        if 100_000 in at:
+        if 100_000 in at and "error" not in at[100_000]:
             out[TARGETS[2][0]] = (None, at[100_000]["recall_random_user_ms"]["p95"])
     return out
 
