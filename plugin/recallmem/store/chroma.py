@@ -8,6 +8,7 @@ fall back to its default embedding function, which would try to download a model
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,7 @@ from recallmem.store.codec import decode, encode, scope_where
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
+_READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
 
 
@@ -136,28 +138,44 @@ class FactStore:
 
     def load_user(self, user_id: str) -> tuple[list[Fact], np.ndarray]:
         """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""
-        with _store_errors(f"read the facts of user {user_id!r}"):
-            got = self._facts.get(
-                where=scope_where(user_id), include=["documents", "metadatas", "embeddings"]
+        facts: list[Fact] = []
+        vectors: list[np.ndarray] = []
+        # Paged: one get for a very large user exceeds SQLite's limit on query variables.
+        for offset in itertools.count(0, _READ_PAGE):
+            with _store_errors(f"read the facts of user {user_id!r}"):
+                got = self._facts.get(
+                    where=scope_where(user_id),
+                    include=["documents", "metadatas", "embeddings"],
+                    limit=_READ_PAGE,
+                    offset=offset,
+                )
+            facts += [
+                decode(i, d, m)
+                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            ]
+            vectors.append(
+                np.asarray(got["embeddings"], dtype=np.float32).reshape(-1, self.dimension)
             )
-        facts = [
-            decode(i, d, m)
-            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        ]
-        vectors = np.asarray(got["embeddings"], dtype=np.float32)
-        return facts, vectors.reshape(len(facts), self.dimension)
+            if len(got["ids"]) < _READ_PAGE:
+                break
+        return facts, np.concatenate(vectors)
 
     def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:
         """The facts with these ids (in no particular order), within the user if given."""
-        if not ids:
-            return []
         where = scope_where(user_id) if user_id is not None else None
-        with _store_errors("read facts from Chroma"):
-            got = self._facts.get(ids=list(ids), where=where, include=["documents", "metadatas"])
-        return [
-            decode(i, d, m)
-            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        ]
+        found: list[Fact] = []
+        for start in range(0, len(ids), _READ_PAGE):
+            with _store_errors("read facts from Chroma"):
+                got = self._facts.get(
+                    ids=list(ids[start : start + _READ_PAGE]),
+                    where=where,
+                    include=["documents", "metadatas"],
+                )
+            found += [
+                decode(i, d, m)
+                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            ]
+        return found
 
     def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
         """Ids of a user's facts, narrowed by agent and thread when given."""
@@ -167,9 +185,11 @@ class FactStore:
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> None:
         """Erase facts and their vectors; only the user's own ids are touched."""
-        if ids:
+        for start in range(0, len(ids), _READ_PAGE):
             with _store_errors("delete facts from Chroma"):
-                self._facts.delete(ids=list(ids), where=scope_where(user_id))
+                self._facts.delete(
+                    ids=list(ids[start : start + _READ_PAGE]), where=scope_where(user_id)
+                )
 
     def count(self) -> int:
         """How many facts the collection holds, all users together."""
