@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from recallmem.prompts import _read_yaml, _validated
+from recallmem.prompts import load_data
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -169,7 +169,7 @@ def load_prototype_stage(prompt_dir: Path | None = None) -> PrototypeStage:
 
     Nothing is embedded until the first text reaches the stage.
     """
-    spec = _validated(PrototypesSpec, _read_yaml("signals_prototypes", prompt_dir))
+    spec = load_data("signals_prototypes", PrototypesSpec, prompt_dir)
     return PrototypeStage(spec)
 
 

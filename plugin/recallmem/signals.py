@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from recallmem.prompts import _read_yaml, _validated
+from recallmem.prompts import compiled_patterns, load_data
 
 if TYPE_CHECKING:
     from recallmem.signal_prototypes import PrototypeStage
@@ -55,15 +55,6 @@ class SignalKind(StrEnum):
     REMEMBER_REQUEST = "remember_request"
 
 
-def _check_compiles(patterns: list[str]) -> list[str]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-    return patterns
-
-
 class PatternsByLanguage(BaseModel):
     """Regular expressions per language; each must compile."""
 
@@ -72,7 +63,7 @@ class PatternsByLanguage(BaseModel):
     en: list[str] = Field(default_factory=list)
     zh: list[str] = Field(default_factory=list)
 
-    _compiles = field_validator("en", "zh")(_check_compiles)
+    _compiles = field_validator("en", "zh")(compiled_patterns)
 
     def all(self) -> list[str]:
         """Every pattern, English first."""
@@ -201,7 +192,7 @@ def load_signals(prompt_dir: Path | None = None, *, semantic: bool = False) -> S
     >>> load_signals().detect("correction", "不对，我是后端")
     '不对'
     """
-    spec = _validated(SignalsSpec, _read_yaml("signals", prompt_dir))
+    spec = load_data("signals", SignalsSpec, prompt_dir)
     stage = None
     if semantic:
         from recallmem.signal_prototypes import load_prototype_stage
