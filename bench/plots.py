@@ -55,8 +55,8 @@ def scale_latency(results: dict[str, Any]) -> Figure:
     """Recall p50/p95 against the number of stored facts (log-log)."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     series = (
-        ("spread", "recall_random_user_ms", "100 facts/user, random user"),
-        ("spread", "recall_hot_user_ms", "100 facts/user, hot user"),
+        ("spread", "recall_random_user_ms", "spread over users, random user"),
+        ("spread", "recall_hot_user_ms", "spread over users, hot user"),
         ("single_user", "recall_hot_user_ms", "one user holds all"),
     )
     for group, key, label in series:

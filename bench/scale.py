@@ -275,7 +275,9 @@ def render(results: dict[str, Any]) -> str:
         "stores its facts through a hashing embedder of the same width (USE would take "
         "hours here): storage, index and ranking are real, the embedding is free, so add "
         "the USE query embedding (a few ms, see the 100k row) to its recall times; it has "
-        "1,000 facts per user.\n\n"
+        "1,000 facts per user, so its 200 'random users' (200k facts) exceed the default "
+        "index cache (`index_cache_facts` 150,000): there, every recall reloads its user "
+        "from Chroma, and that load is what grows with the collection.\n\n"
         + markdown_table(headers, rows(results["spread"]))
         + "\n\nOne user holding every fact (the per-user index's worst case):\n\n"
         + markdown_table(headers, rows(results["single_user"]))
