@@ -83,7 +83,11 @@ def summary(quick: bool = False, write: bool = True) -> dict[str, Any]:
         "its source time, as extraction does with the message's time). Measured and not adopted because dev said no: multi-line "
         "query vectors (+1.6 on MADial test, -0.7 on dev), corpus-mean centering (+2.7 "
         "LoCoMo test, -5 MADial), Rocchio feedback; the optional e5 "
-        "embedder (Embedders section) lifts LoCoMo but not MADial.\n"
+        "embedder (Embedders section) lifts LoCoMo but not MADial.\n\n"
+        "![LoCoMo R@10 by category](img/bench_locomo_categories.png)\n"
+        "![Peers side by side](img/bench_peers.png)\n"
+        "![Recall latency against corpus size](img/bench_scale.png)\n"
+        "![Ablation](img/bench_ablation.png)\n"
     )
     print(body)
     if write and not quick:
