@@ -132,6 +132,7 @@ class ScoreParts(BaseModel):
     lexical: float = 0.0
     recency: float = 0.0
     confidence: float = 0.0
+    time: float = Field(default=0.0, description="Match with the time the query names, if any.")
 
 
 class ScoredFact(BaseModel):

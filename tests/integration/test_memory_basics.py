@@ -196,3 +196,10 @@ def test_large_batches_are_merged_in_chunks_without_losing_duplicates(memory: Me
         + len(memory.list(user_id="ada", limit=1000, offset=1000))
         == 1100
     )
+
+
+def test_a_time_named_in_the_query_shows_in_the_score_parts(memory: Memory) -> None:
+    memory.remember("Went hiking in the Alps", user_id="ada", category="context")
+    hit = memory.recall("what did I do this week?", user_id="ada", k=1)[0]
+    assert hit.parts.time > 0
+    assert memory.recall("hiking", user_id="ada", k=1)[0].parts.time == 0.0

@@ -182,6 +182,7 @@ class UserIndex:
                         lexical=round(float(parts.lexical[i]), 4),
                         recency=round(float(parts.recency[i]), 4),
                         confidence=round(float(parts.confidence[i]), 4),
+                        time=0.0 if parts.time is None else round(float(parts.time[i]), 4),
                     ),
                 )
                 for i in best

@@ -195,7 +195,7 @@ def test_search_shows_the_score_breakdown_of_every_hit(ada: TestClient, add_fact
     assert hits[0]["fact"]["content"] == "Writes TypeScript at work"
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     for hit in hits:
-        assert set(hit["parts"]) == {"dense", "lexical", "recency", "confidence"}
+        assert set(hit["parts"]) == {"dense", "lexical", "recency", "confidence", "time"}
         assert all(0.0 <= v <= 1.0 for v in hit["parts"].values())
     assert hits[0]["parts"]["lexical"] > 0
 
