@@ -69,26 +69,6 @@ any_requests = schemathesis.openapi.from_asgi(
 )  # fmt: skip
 
 
-def not_yet_on_memory(schema: Any) -> Any:
-    """Leave out routes whose Memory methods the extraction work has not exposed yet."""
-    if not hasattr(Memory, "pending"):
-        schema = schema.exclude(path_regex="/queue")
-    if not hasattr(Memory, "extraction_usage"):
-        schema = schema.exclude(path_regex="metrics$")
-    return schema
-
-
-AS_ADA = {"headers": {"Authorization": f"Bearer {ADA}"}}
-valid_requests = schemathesis.openapi.from_asgi(
-    "/openapi.json", APP,
-    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "positive"}}),
-)  # fmt: skip
-any_requests = schemathesis.openapi.from_asgi(
-    "/openapi.json", APP,
-    config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "all"}}),
-)  # fmt: skip
-
-
 def assert_nothing_lost(tmp_path: Path) -> None:
     assert bob_state(MEMORY) == BOB_BEFORE
     ada = client_for(APP, ADA)
