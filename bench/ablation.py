@@ -39,28 +39,43 @@ class Step:
     stemming: bool = True
     question_words: bool = False
     line_weight: float = 0.0  # > 0: also match the query's best line (multi-vector query)
+    tail_weight: float = 0.0  # > 0: add the query's last line to its vector (dialogue end)
     centering: bool = False  # subtract the user's mean vector (hubness reduction)
+    hubness: float = 0.0  # > 0: CSLS, minus each fact's mean cosine to its 10 neighbours
     prf: tuple[int, float] | None = None  # Rocchio: (top m, beta)
+    mmr: float = 0.0  # > 0: maximal marginal relevance re-ranking with this lambda
+    together: float = 0.0  # > 0: bonus from the best facts said at the same time
     note: str = ""
 
 
 def steps() -> list[Step]:
     """From dense-only to the default (cumulative), then the candidates left out."""
     default = Weights()
-    off = replace(default, lexical=0.0, time=0.0, recency=0.0, confidence=0.0)
-    bm25 = replace(off, lexical=default.lexical)
+    off = replace(default, lexical=0.0, lexical_cjk=0.0, time=0.0, recency=0.0, confidence=0.0)
+    bm25 = replace(off, lexical=default.lexical_cjk, lexical_cjk=default.lexical_cjk)
+    timed = replace(bm25, time=default.time)
     return [
         Step("dense only (USE cosine)", off),
         Step("+ BM25, words + CJK uni/bigrams, max-normalised fusion", bm25, False, True),
         Step("+ light English stemming", bm25, True, True),
         Step("+ question words dropped from queries", bm25),
-        Step("+ time-aware scoring = **default**", replace(bm25, time=default.time)),
+        Step("+ time-aware scoring", timed),
+        Step("+ lexical weight by script (0.2 words, 0.12 CJK) = **default**",
+             replace(timed, lexical=default.lexical)),
         Step("candidate: + multi-line query vectors", default, line_weight=0.3,
-             note="needs Memory.recall to embed the query's lines"),
+             note="left out: loses on MADial dev; needs the query's lines embedded"),
+        Step("candidate: + last line of a dialogue query added to its vector", default,
+             tail_weight=1.0, note="left out: loses on MADial dev (wins on test: noise)"),
         Step("candidate: + corpus-mean centering", default, centering=True,
              note="left out: helps LoCoMo, hurts MADial on dev"),
+        Step("candidate: + hubness correction (CSLS, 0.2)", default, hubness=0.2,
+             note="left out: helps LoCoMo, hurts MADial on dev (related memories cluster)"),
         Step("candidate: + pseudo-relevance feedback (Rocchio m=5, β=0.2)", default,
              prf=(5, 0.2), note="left out: no gain on dev"),
+        Step("candidate: + diversity (MMR, λ=0.8)", default, mmr=0.8,
+             note="left out: loses on MADial dev"),
+        Step("candidate: + facts said together (0.2 × best two of the same time)", default,
+             together=0.2, note="left out: < 1 point on dev, and needs a notion of 'said together'"),
     ]  # fmt: skip
 
 
@@ -110,7 +125,15 @@ def _cosines(step: Step, vectors: np.ndarray, query: np.ndarray, lines: np.ndarr
         centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-9)
         shifted = query - mean
         return np.asarray(centred @ (shifted / max(float(np.linalg.norm(shifted)), 1e-9)))
+    if step.tail_weight and len(lines) > 1:
+        query = query + step.tail_weight * lines[-1]
+        query = query / np.linalg.norm(query)
     cosine = np.clip(vectors @ query, 0.0, 1.0)
+    if step.hubness:
+        neighbours = vectors @ vectors.T
+        np.fill_diagonal(neighbours, -1.0)
+        density = np.sort(neighbours, axis=1)[:, -10:].mean(axis=1)
+        cosine = np.clip(cosine - step.hubness * density, 0.0, 1.0)
     if step.line_weight and len(lines) > 1:
         best_line = np.clip((vectors @ lines.T).max(axis=1), 0.0, 1.0)
         cosine = (cosine + step.line_weight * best_line) / (1.0 + step.line_weight)
@@ -119,6 +142,27 @@ def _cosines(step: Step, vectors: np.ndarray, query: np.ndarray, lines: np.ndarr
         expanded = query + beta * vectors[top_k(cosine, m)].mean(axis=0)
         cosine = np.clip(vectors @ (expanded / np.linalg.norm(expanded)), 0.0, 1.0)
     return np.asarray(cosine)
+
+
+def _rerank(step: Step, scores: np.ndarray, vectors: np.ndarray, said: np.ndarray) -> np.ndarray:
+    """Candidate re-rankings applied after fusion; returns new scores (higher is better)."""
+    if step.together:
+        bonus = np.zeros_like(scores)
+        for moment in np.unique(said[np.isfinite(said)]):
+            same = said == moment
+            bonus[same] = np.sort(scores[same])[::-1][:2].mean()
+        scores = scores + step.together * bonus
+    if step.mmr:
+        pool = list(top_k(scores, 30))
+        chosen: list[int] = []
+        while pool:
+            redundancy = (vectors[pool] @ vectors[chosen].T).max(axis=1) if chosen else 0.0
+            value = step.mmr * scores[pool] - (1 - step.mmr) * redundancy
+            chosen.append(pool.pop(int(np.argmax(value))))
+        reranked = np.full(scores.shape, -np.inf)
+        reranked[chosen] = -np.arange(len(chosen), dtype=float)
+        scores = reranked
+    return scores
 
 
 def evaluate(step: Step, prepared: list[_Prepared], ks: tuple[int, ...]) -> dict[str, Any]:
@@ -132,16 +176,18 @@ def evaluate(step: Step, prepared: list[_Prepared], ks: tuple[int, ...]) -> dict
         for number, query in enumerate(item.corpus.queries):
             started = time.perf_counter()
             cosine = _cosines(step, item.vectors, item.queries[number], item.lines[number])
-            bm25 = lexical.scores(query.text) if step.weights.lexical else np.zeros(n)
+            weights = step.weights.for_query(query.text)
+            bm25 = lexical.scores(query.text) if weights.lexical else np.zeros(n)
             parts = score_parts(
-                cosine, bm25, np.zeros(n), np.full(n, 0.9), step.weights,
+                cosine, bm25, np.zeros(n), np.full(n, 0.9), weights,
                 said_at=item.said, window=mentioned_window(query.text, NOW),
             )  # fmt: skip
-            order = top_k(fuse(parts, step.weights), max(ks))
+            scores = _rerank(step, fuse(parts, weights), item.vectors, item.said)
+            order = top_k(scores, max(ks))
             durations.append(time.perf_counter() - started)
             cited = [item.corpus.docs[i].evidence for i in order]
             scored.append(score_query(query.category, query.gold, cited, ks))
-    embed_key = "lines" if step.line_weight else "query"
+    embed_key = "lines" if step.line_weight or step.tail_weight else "query"
     embed = [t for item in prepared for t in item.embed_ms[embed_key]]
     return {
         "recall": {

@@ -158,6 +158,7 @@ class UserIndex:
             rows = np.flatnonzero(self._mask(derived, query))
             if not rows.size:
                 return []
+            weights = weights.for_query(query.text)
             cosine = self._vectors[rows] @ query.vector
             age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
             parts = score_parts(

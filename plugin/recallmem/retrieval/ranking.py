@@ -3,9 +3,11 @@
 Every part is mapped to [0, 1] before the weighted sum, so the weights mean what they
 say and the parts shown to users are comparable. The weights are measured on the
 development splits of the benchmarks (docs/benchmarks.md, "Ablation"), not guessed:
-lexical evidence counts about a seventh as much as dense similarity (more lets a lone
-weak CJK character match outrank the meaning), and when the query names a time ("in
-June", "last week", "2023年10月"), facts said in that window rise.
+lexical evidence counts a quarter as much as dense similarity for queries written in
+words, and about a seventh for Chinese or Japanese queries (their character bigrams are
+noisier evidence than whole words: more lets a lone weak CJK match outrank the meaning),
+and when the query names a time ("in June", "last week", "2023年10月"), facts said in
+that window rise.
 
 >>> import numpy as np
 >>> parts = score_parts(np.array([0.9, 0.2]), np.array([0.0, 4.0]),
@@ -16,11 +18,12 @@ June", "last week", "2023年10月"), facts said in that window rise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from recallmem.retrieval.when import Window
+from recallmem.text import is_cjk, units
 
 _DAY_SECONDS = 86400.0
 
@@ -29,18 +32,35 @@ _DAY_SECONDS = 86400.0
 class Weights:
     """How much each part counts; they need not sum to one.
 
-    ``time`` is the bonus for a fact said inside the window the query names; one said
-    up to ``time_after_days`` after the window still earns part of it (people tell of
-    an event in the days after it). Setting a weight to 0 switches its technique off.
+    ``lexical`` applies to queries written in words, ``lexical_cjk`` to queries mostly
+    in CJK characters (see ``for_query``). ``time`` is the bonus for a fact said inside
+    the window the query names; one said up to ``time_after_days`` after the window
+    still earns part of it (people tell of an event in the days after it). Setting a
+    weight to 0 switches its technique off.
     """
 
     dense: float = 0.8
-    lexical: float = 0.12
+    lexical: float = 0.2
+    lexical_cjk: float = 0.12
     recency: float = 0.04
     confidence: float = 0.04
     time: float = 0.24
     time_after_days: float = 7.0
     half_life_days: float = 30.0
+
+    def for_query(self, query: str) -> Weights:
+        """These weights with ``lexical`` set for the query's script.
+
+        >>> Weights().for_query("我喜欢长篇文章").lexical
+        0.12
+        >>> Weights().for_query("What does Mia like to read?").lexical
+        0.2
+        """
+        found = units(query)
+        cjk = sum(1 for unit in found if is_cjk(unit))
+        if found and cjk * 2 > len(found):
+            return replace(self, lexical=self.lexical_cjk)
+        return self
 
 
 @dataclass(frozen=True)

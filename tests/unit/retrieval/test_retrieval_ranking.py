@@ -55,3 +55,25 @@ def test_top_k_orders_best_first_and_breaks_ties_by_position() -> None:
     assert top_k(np.array([0.1, 0.9, 0.9, 0.5]), 3).tolist() == [1, 2, 3]
     assert top_k(np.array([0.2]), 5).tolist() == [0]
     assert top_k(np.array([]), 3).tolist() == []
+
+
+def test_lexical_weight_follows_the_query_script() -> None:
+    weights = Weights(lexical=0.2, lexical_cjk=0.12)
+    assert weights.for_query("Which TypeScript book did I like?").lexical == 0.2
+    assert weights.for_query("我上次说的报告语言是什么").lexical == 0.12
+    # Mostly Chinese with one English word is still a Chinese query.
+    assert weights.for_query("我喜欢用 TypeScript 写前端").lexical == 0.12
+    assert weights.for_query("").lexical == 0.2
+
+
+def test_a_rare_word_match_can_outrank_a_closer_paraphrase_in_english_only() -> None:
+    # Same raw signals for both queries: only the script decides how much BM25 counts.
+    cosine, bm25 = np.array([0.62, 0.50]), np.array([0.0, 3.0])
+
+    def winner(query: str) -> int:
+        weights = Weights(lexical=0.2, lexical_cjk=0.05).for_query(query)
+        parts = score_parts(cosine, bm25, np.zeros(2), np.full(2, 0.9), weights)
+        return int(np.argmax(fuse(parts, weights)))
+
+    assert winner("what did Mia name her dog") == 1
+    assert winner("米娅给她的狗起了什么名字") == 0
