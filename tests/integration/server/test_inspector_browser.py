@@ -68,6 +68,11 @@ def test_add_find_edit_delete(page: Any, memory: Memory) -> None:
     expect(first_hit).to_contain_text("Prefers reports written in Chinese")
     expect(page.locator("#search-info")).to_contain_text("hit(s)")
     expect(page.locator("#hits")).not_to_contain_text("Bob")
+    time_cell = first_hit.locator("td").nth(6)
+    expect(time_cell).to_have_text("0.000")  # the query names no time
+    page.fill("#query", "what did I say today about reports")
+    page.click("#search-form button[type=submit]")
+    expect(time_cell).to_have_text("1.000")  # said today: inside the window
 
     # edit: the old text stays in the history
     first_hit.locator("a").click()

@@ -239,7 +239,7 @@ async function search(event) {
   $("#search-info").textContent = `${result.hits.length} hit(s) in ${result.took_ms.toFixed(1)} ms`;
   $("#hits tbody").replaceChildren(...result.hits.map((hit, n) => el("tr", {},
     el("td", {}, n + 1), bar(hit.score), bar(hit.parts.dense), bar(hit.parts.lexical), bar(hit.parts.recency),
-    bar(hit.parts.confidence), el("td", {}, hit.fact.category),
+    bar(hit.parts.confidence), bar(hit.parts.time), el("td", {}, hit.fact.category),
     el("td", {}, el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content)),
   )));
 }
