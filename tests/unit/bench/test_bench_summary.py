@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.report import save_results
-from bench.summary import measured, verdicts
+from bench.summary import ablation_story, measured, verdicts
 
 
 def _run(r10: float) -> dict[str, object]:
@@ -25,3 +25,25 @@ def test_targets_are_judged_on_the_test_split(tmp_path: Path) -> None:
 
 def test_missing_results_are_not_measured(tmp_path: Path) -> None:
     assert [r[4] for r in verdicts(measured(tmp_path))] == ["not measured"] * 3
+
+
+def _step(label: str, locomo: float, madial: float) -> dict[str, object]:
+    return {
+        "label": label,
+        "runs": {"locomo-fact": {"dev": _run(locomo)}, "madial": {"dev": _run(madial)}},
+    }
+
+
+def test_the_ablation_story_gives_each_adopted_step_its_dev_gain(tmp_path: Path) -> None:
+    steps = [
+        _step("dense only", 60.0, 70.0),
+        _step("+ BM25", 62.5, 74.0),
+        _step("+ time-aware scoring = **default**", 63.0, 74.0),
+        _step("candidate: + MMR", 62.0, 71.0),
+    ]
+    save_results("ablation", {"steps": steps}, tmp_path)
+    story = ablation_story(tmp_path)
+    assert "BM25 +2.5 LoCoMo / +4.0 MADial" in story
+    assert "time-aware scoring +0.5 LoCoMo / +0.0 MADial" in story
+    assert story.endswith("left out because dev said no: MMR.")
+    assert ablation_story(tmp_path / "missing") == ""
