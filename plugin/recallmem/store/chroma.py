@@ -26,6 +26,13 @@ from recallmem.types import Fact, Profile
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
 _READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
+# Recall never searches Chroma's vector index (each process ranks a user's facts in its
+# own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
+# every write. A sparse graph built with a short search costs about half of a default
+# one per upsert at 50k facts (docs/benchmarks.md, "Scale"); the vectors themselves are
+# stored exactly either way. Applies to collections created from now on: Chroma fixes
+# these parameters at creation, so existing stores keep theirs.
+FACTS_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 
 
 @contextmanager
@@ -79,11 +86,8 @@ class FactStore:
             self._facts = client.get_or_create_collection(
                 f"{prefix}_facts",
                 embedding_function=None,
-                metadata={
-                    "embedding_model": embedder,
-                    "embedding_dim": dimension,
-                    "hnsw:space": "cosine",
-                },
+                metadata={"embedding_model": embedder, "embedding_dim": dimension},
+                configuration={"hnsw": FACTS_HNSW},
             )
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
