@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import chromadb
+import pytest
 from chromadb.config import Settings
 from recallmem import Memory, MemoryConfig
 from recallmem.store.chroma import FACTS_HNSW
@@ -42,3 +44,48 @@ def test_a_store_created_with_chromas_defaults_opens_and_keeps_them(home: Path) 
         assert memory.store._facts.configuration_json["hnsw"]["ef_construction"] == 100
     with Memory(config, embeddings=HashingEmbeddings()) as reopened:
         assert [h.fact.id for h in reopened.recall("tea", user_id="ada")] == [fact.id]
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, memory: Memory, method: str) -> list[str]:
+    """Record each call of a store method; the real method still runs."""
+    calls: list[str] = []
+    real = getattr(memory.store, method)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(method)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory.store, method, counted)
+    return calls
+
+
+def test_a_cold_recall_reads_the_revision_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember("Likes green tea", user_id="ada", category="preference")
+    reopened = Memory(memory.config, embeddings=HashingEmbeddings())
+    reads = _counting(monkeypatch, reopened, "revision")
+    assert len(reopened.recall("tea", user_id="ada")) == 1  # loads ada
+    assert reads == ["revision"]
+    reopened.recall("tea", user_id="ada")  # cached: checks the revision again
+    assert reads == ["revision", "revision"]
+
+
+def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    reader = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    writer.remember("Likes green tea", user_id="ada", category="preference")
+    real_load = reader.store.load_user
+    late: list[str] = []
+
+    def load_then_race(user_id: str) -> Any:
+        loaded = real_load(user_id)  # the revision was read before, the facts now
+        late.append(writer.remember("Drinks tea at noon", user_id="ada", category="preference").id)
+        return loaded
+
+    monkeypatch.setattr(reader.store, "load_user", load_then_race)
+    assert len(reader.list(user_id="ada")) == 1  # the load missed the racing write
+    monkeypatch.setattr(reader.store, "load_user", real_load)
+    assert late[0] in {f.id for f in reader.list(user_id="ada")}  # the token moved: reload

