@@ -89,3 +89,19 @@ def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
     assert len(reader.list(user_id="ada")) == 1  # the load missed the racing write
     monkeypatch.setattr(reader.store, "load_user", real_load)
     assert late[0] in {f.id for f in reader.list(user_id="ada")}  # the token moved: reload
+
+
+def test_a_user_larger_than_a_page_loads_each_fact_with_its_own_vector(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recallmem.store import chroma
+
+    monkeypatch.setattr(chroma, "_READ_PAGE", 10)  # a first page, then pages by id
+    writer = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    texts = [f"Fact {n} zebra{n} okapi{n * 7}" for n in range(27)]
+    writer.remember_many([{"content": t, "category": "context"} for t in texts], user_id="ada")
+    writer.remember("Someone else's fact", user_id="bob", category="context")
+    reader = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    nearest = reader.nearest(texts, user_id="ada", k=1)
+    assert [row[0].fact.content for row in nearest] == texts
+    assert all(row[0].score > 0.999 for row in nearest)

@@ -8,7 +8,6 @@ fall back to its default embedding function, which would try to download a model
 
 from __future__ import annotations
 
-import itertools
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -26,6 +25,7 @@ from recallmem.types import Fact, Profile
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
 _READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
+_WHOLE = ["documents", "metadatas", "embeddings"]
 # Recall never searches Chroma's vector index (each process ranks a user's facts in its
 # own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
 # every write. A sparse graph built with a short search made a 100-fact upsert into 50k
@@ -142,44 +142,40 @@ class FactStore:
 
     def load_user(self, user_id: str) -> tuple[list[Fact], np.ndarray]:
         """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""
-        facts: list[Fact] = []
-        vectors: list[np.ndarray] = []
-        # Paged: one get for a very large user exceeds SQLite's limit on query variables.
-        for offset in itertools.count(0, _READ_PAGE):
-            with _store_errors(f"read the facts of user {user_id!r}"):
-                got = self._facts.get(
-                    where=scope_where(user_id),
-                    include=["documents", "metadatas", "embeddings"],
-                    limit=_READ_PAGE,
-                    offset=offset,
-                )
-            facts += [
-                decode(i, d, m)
-                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-            ]
-            vectors.append(
-                np.asarray(got["embeddings"], dtype=np.float32).reshape(-1, self.dimension)
+        # A `where` get scans the whole collection (Chroma groups every record with its
+        # metadata, then filters), and each page of a paged one scans it again. So: one
+        # page in one call, which is every user up to _READ_PAGE facts; a larger user
+        # has the rest of its ids listed by one more scan, then read by id in pages.
+        with _store_errors(f"read the facts of user {user_id!r}"):
+            first = self._facts.get(
+                where=scope_where(user_id), include=_WHOLE, limit=_READ_PAGE, offset=0
             )
-            if len(got["ids"]) < _READ_PAGE:
-                break
-        return facts, np.concatenate(vectors)
+        pages = [first]
+        if len(first["ids"]) == _READ_PAGE:
+            with _store_errors(f"list the facts of user {user_id!r}"):
+                rest = self._facts.get(where=scope_where(user_id), include=[], offset=_READ_PAGE)
+            pages += self._pages(rest["ids"], user_id, _WHOLE)
+        facts = [fact for page in pages for fact in _decoded(page)]
+        vectors = [np.asarray(page["embeddings"], dtype=np.float32) for page in pages]
+        return facts, np.concatenate([v.reshape(-1, self.dimension) for v in vectors])
+
+    def _pages(self, ids: Sequence[str], user_id: str | None, include: list[str]) -> list[Any]:
+        """Records by id, _READ_PAGE ids per call, within the user if given."""
+        where = scope_where(user_id) if user_id is not None else None
+        pages = []
+        for start in range(0, len(ids), _READ_PAGE):
+            with _store_errors("read facts from Chroma"):
+                pages.append(
+                    self._facts.get(
+                        ids=list(ids[start : start + _READ_PAGE]), where=where, include=include
+                    )
+                )
+        return pages
 
     def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:
         """The facts with these ids (in no particular order), within the user if given."""
-        where = scope_where(user_id) if user_id is not None else None
-        found: list[Fact] = []
-        for start in range(0, len(ids), _READ_PAGE):
-            with _store_errors("read facts from Chroma"):
-                got = self._facts.get(
-                    ids=list(ids[start : start + _READ_PAGE]),
-                    where=where,
-                    include=["documents", "metadatas"],
-                )
-            found += [
-                decode(i, d, m)
-                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-            ]
-        return found
+        pages = self._pages(ids, user_id, ["documents", "metadatas"])
+        return [fact for page in pages for fact in _decoded(page)]
 
     def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
         """Ids of a user's facts, narrowed by agent and thread when given."""
@@ -245,6 +241,13 @@ class FactStore:
         """Erase a user's revision and profiles ("forget me")."""
         with _store_errors("delete a user's profiles"):
             self._scopes.delete(where={"user_id": {"$eq": user_id}})
+
+
+def _decoded(page: Any) -> list[Fact]:
+    return [
+        decode(i, d, m)
+        for i, d, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
+    ]
 
 
 def _rev_id(user_id: str) -> str:
