@@ -1,11 +1,11 @@
 """How recall latency, remember throughput and cold start grow with the corpus.
 
-Synthetic facts (bench.synthetic), 100 per user, so 100k facts are 1,000 users and
-1M facts are 10,000 users; plus one user holding all of them up to 100k, which is the
-worst case for the per-user index. Recall is timed over users drawn at random (an
-index may have to be loaded: the process keeps ``index_cache_users`` of them) and over
-one hot user. Each size runs in its own process, in a fresh home, with the default
-embedder.
+Synthetic facts (bench.synthetic), 100 per user, so 100k facts are 1,000 users; the 1M
+run has 1,000 per user (1,000 users) and a hashing embedder (see ``_memory``); plus one
+user holding every fact, up to 10k, the worst case for the per-user index. Recall is
+timed over users drawn at random, first in a fresh process (each user's index is loaded
+from Chroma), then again (cached, up to ``index_cache_facts``), and over one hot user.
+Each size runs in its own process, in a fresh home.
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from bench.synthetic import synthetic_fact, synthetic_query
 
 FACTS_PER_USER = 100
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
-# One user with 100k facts cannot be loaded back: Chroma's get for that user exceeds
-# SQLite's variable limit ("too many SQL variables", recallmem 0.1.0); the design caps a
-# scope at max_facts_per_scope (1,000) anyway.
+# One user with 100k facts loads in pages since recallmem 0.1.0 but takes minutes of USE
+# embedding to store; the design caps a scope at max_facts_per_scope (1,000) anyway.
 SINGLE_USER_SIZES = (1_000, 10_000)
 BATCH = 2_000
 QUERIES = 200
