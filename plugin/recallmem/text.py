@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD = rf"[^\W_{_CJK}]+"
@@ -101,6 +102,7 @@ NEGATIONS = frozenset(
 ) | frozenset("不没别非未无")
 
 
+@lru_cache(maxsize=65536)
 def normalize(text: str) -> str:
     """Case-folded, NFKC, punctuation collapsed to single spaces: for exact-match dedup."""
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -117,6 +119,7 @@ def is_cjk(unit: str) -> bool:
     return bool(_CJK_CHAR.fullmatch(unit))
 
 
+@lru_cache(maxsize=65536)
 def content_units(text: str) -> frozenset[str]:
     """The units of a text that carry meaning (stopwords removed)."""
     return frozenset(u for u in units(text) if u not in STOPWORDS)

@@ -48,7 +48,12 @@ class _Derived:
         self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
         self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
         self.said = np.fromiter((_first_said(f) for f in facts), np.float64, len(facts))
-        self.lexical = LexicalIndex([f.content for f in facts])
+        self._contents = [f.content for f in facts]
+
+    @cached_property
+    def lexical(self) -> LexicalIndex:
+        # Built on first search only: dedup's nearest() after each write needs the masks.
+        return LexicalIndex(self._contents)
 
 
 def _first_said(fact: Fact) -> float:

@@ -33,3 +33,12 @@ def test_a_user_larger_than_the_budget_is_still_served() -> None:
     cache = IndexCache(10, lambda user: _index(user, 50))
     assert len(cache.get("big")) == 50
     assert len(cache.get("big")) == 50
+
+
+def test_dedup_lookups_after_a_write_do_not_build_the_lexical_index() -> None:
+    # nearest() runs for every remember_many batch; BM25 is only needed by search().
+    index = _index("u", 3)
+    vectors = np.eye(4, dtype=np.float32)[:2]
+    index.upsert([Fact(content="new fact", category="context", user_id="u")], vectors[:1])
+    assert [len(hits) for hits in index.nearest(vectors, agent_id=None, k=2)] == [2, 2]
+    assert "lexical" not in vars(index._derived)
