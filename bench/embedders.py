@@ -62,7 +62,7 @@ def render(runs: dict[str, dict[str, dict[str, RunResult]]]) -> str:
     return (
         "## Embedders: default USE and optional multilingual-e5-small\n\n"
         "recallmem's public API, default ranking, only the embedder differs "
-        "(`Memory(embeddings=MultilingualE5Small())`); adds/s includes embedding, recall "
+        "(`MemoryConfig(embedder='e5')`); adds/s includes embedding, recall "
         "latency includes embedding the query.\n\n"
         + markdown_table(headers, rows)
         + f"\n\n{machine_note()}\n"
