@@ -31,26 +31,22 @@ class FactRepository:
         self.access = AccessTimes(store)
         self._indexes = IndexCache(cache_facts, self._load)
         self._lock = threading.RLock()
-        self._loaded = threading.local()  # the index this thread has just loaded
 
     def _load(self, user_id: str) -> UserIndex:
         revision = self.store.revision(user_id)  # read first: a racing write only adds a reload
         facts, vectors = self.store.load_user(user_id)
         index = UserIndex(user_id, facts, vectors)
         index.revision = revision
-        self._loaded.index = index
         return index
 
     def index(self, user_id: str) -> UserIndex:
         """The user's index, reloaded if another process changed the user's memory."""
-        self._loaded.index = None
-        index = self._indexes.get(user_id)
+        index, loaded = self._indexes.fetch(user_id)
         # An index this call just loaded carries the revision read before its facts: a
         # second read would only repeat it (one Chroma round trip per cold user).
-        if index is not self._loaded.index and self.store.revision(user_id) != index.revision:
+        if not loaded and self.store.revision(user_id) != index.revision:
             self._indexes.drop(user_id)
             index = self._indexes.get(user_id)
-        self._loaded.index = None
         return index
 
     @contextmanager

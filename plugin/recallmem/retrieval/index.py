@@ -225,16 +225,20 @@ class IndexCache:
 
     def get(self, user_id: str) -> UserIndex:
         """The user's index, loading it if absent."""
+        return self.fetch(user_id)[0]
+
+    def fetch(self, user_id: str) -> tuple[UserIndex, bool]:
+        """The user's index, and whether this call loaded it."""
         # Loads happen under the lock: two threads must never hold two copies of a user.
         with self._lock:
             index = self._indexes.get(user_id)
             if index is not None:
                 self._indexes.move_to_end(user_id)
-                return index
+                return index, False
             index = self._load(user_id)
             self._indexes[user_id] = index
             self._shrink()
-            return index
+            return index, True
 
     def _shrink(self) -> None:
         held = sum(len(index) for index in self._indexes.values())
