@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
+from recallmem.retrieval.when import user_zone
 from recallmem.store.chroma import FactStore, open_client
 from recallmem.store.embeddings import (
     default_embeddings,
@@ -99,11 +100,14 @@ class Memory:
         categories: Iterable[str | Category] | None = None,
         min_score: float | None = None,
         include_inactive: bool = False,
+        timezone: str | tzinfo | None = None,
     ) -> list[ScoredFact]:
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
-        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``.
+        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``. ``timezone``
+        (an IANA name or a ``tzinfo``; UTC if None) is the user's, where "yesterday" or
+        "上周" in the query begin and end.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
         index = self._repo.index(require_user(user_id))
@@ -115,6 +119,7 @@ class Memory:
             include_inactive=include_inactive,
             k=k,
             min_score=min_score,
+            timezone=user_zone(timezone),
         )
         now = utcnow()
         hits = index.search(search, self.weights, now)

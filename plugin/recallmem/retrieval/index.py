@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from functools import cached_property
 
 import numpy as np
@@ -38,6 +38,7 @@ class Query:
     include_inactive: bool = False
     k: int = 6
     min_score: float | None = None
+    timezone: tzinfo = UTC  # the user's: where "yesterday" and "上周" begin and end
 
 
 class _Derived:
@@ -188,7 +189,7 @@ class UserIndex:
                 derived.confidence[rows],
                 weights,
                 said_at=derived.said[rows],
-                window=mentioned_window(query.text, now),
+                window=mentioned_window(query.text, now.astimezone(query.timezone)),
             )
             scores = fuse(parts, weights)
             if query.min_score is not None:

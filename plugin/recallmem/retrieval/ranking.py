@@ -146,7 +146,8 @@ def time_match(said_at: np.ndarray, window: Window, after_days: float) -> np.nda
     known = np.isfinite(said_at)
     match = np.zeros(said_at.shape, dtype=np.float32)
     if window.month is not None:
-        seconds = np.where(known, said_at, 0).astype("datetime64[s]")
+        local = np.where(known, said_at + window.utc_offset, 0)
+        seconds = local.astype("datetime64[s]")
         months = seconds.astype("datetime64[M]").astype(np.int64) % 12 + 1
         match[known & (months == window.month)] = 1.0
         return match
