@@ -99,11 +99,37 @@ def ablation_bars(results: dict[str, Any]) -> Figure:
     return fig
 
 
+def bilingual_floor(results: dict[str, Any]) -> Figure:
+    """The no-answer trade-off: no-answer questions given nothing against gold lost."""
+    curves = results["floor"]["curves"]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for system, style in (("default", "-"), ("cosine", ":")):
+        for split, marker in (("dev", "o"), ("test", "x")):
+            rows = [r for r in curves[system][split]["rows"] if r["gold_lost"] is not None]
+            ax.plot(
+                [r["gold_lost"] for r in rows],
+                [r["noanswer_empty"] or 0.0 for r in rows],
+                linestyle=style,
+                marker=marker,
+                markersize=3,
+                label=f"{system}, {split}",
+            )
+    ax.axvline(2.0, color="black", linewidth=0.8, linestyle="--", label="2 % of gold lost")
+    ax.set_xlabel("answerable gold lost below the floor (%)")
+    ax.set_ylabel("no-answer questions given nothing (%)")
+    ax.set_xlim(0, 30)
+    ax.set_title(f"Floor on the top score, 0 to 1 (dev choice {results['floor']['chosen_dev']})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 FIGURES = {
     "locomo": ("bench_locomo_categories.png", locomo_categories),
     "peers": ("bench_peers.png", peers_side_by_side),
     "scale": ("bench_scale.png", scale_latency),
     "ablation": ("bench_ablation.png", ablation_bars),
+    "bilingual": ("bench_bilingual_floor.png", bilingual_floor),
 }
 
 
