@@ -356,6 +356,20 @@ def assemble(
         for system in ("default", "cosine")
     }
     chosen = highest_floor(floors["default"]["dev"])
+    blind = {s.name for s in sets if s.source == "blind"}
+    by_source = {
+        label: highest_floor(
+            floor_curve(
+                [
+                    o
+                    for o in floor_rows
+                    if o.system == "default" and o.split == "dev" and o.set in names
+                ]
+            )
+        )
+        for label, names in (("blind", blind), ("locomo-fact", {"locomo-fact"}))
+        if names & {o.set for o in floor_rows}
+    }
     unlabelled = [
         o
         for o in outcomes
@@ -373,7 +387,12 @@ def assemble(
         },
         "results": by_set,
         "worst_kind": worst,
-        "floor": {"sets": FLOOR_SETS, "curves": floors, "chosen_dev": chosen},
+        "floor": {
+            "sets": FLOOR_SETS,
+            "curves": floors,
+            "chosen_dev": chosen,
+            "chosen_dev_by_source": by_source,
+        },
         "memorybank_unlabelled": {
             "questions": len(unlabelled),
             "answered": sum(1 for o in unlabelled if o.top_score is not None),

@@ -121,6 +121,11 @@ def _counts(payload: dict[str, Any]) -> str:
     )
 
 
+def _by_source(payload: dict[str, Any]) -> str:
+    found = payload["floor"].get("chosen_dev_by_source", {})
+    return ", ".join(f"{name} alone {value}" for name, value in found.items()) or "none"
+
+
 def render(payload: dict[str, Any]) -> str:
     """The section: what was measured, the tables, the worst kinds and the floor curve."""
     sets = payload["sets"]
@@ -163,9 +168,10 @@ def render(payload: dict[str, Any]) -> str:
         "of that day as gold (kind `dated`); the others (kind `unlabelled`) enter no "
         f"quality figure ({bank['questions']} of them, something returned for "
         f"{bank['answered']}, mean top score {bank['mean_top_score']}). Peers: "
-        "LangGraph's store and LangMem rank by the same cosine over the same vectors "
-        "(the cosine row stands for them); mem0 is left out (one Chroma write per memory "
-        "through its own client: minutes here, and its offline ranking is cosine too).\n\n"
+        "not rerun here: in the Peers section LangGraph's `InMemoryStore`, LangMem's tool "
+        "and mem0 (`infer=False`, offline) return exactly numpy cosine's R@k over the same "
+        "USE vectors, so the cosine columns stand for them (mem0 alone would add minutes: "
+        "one write per memory through its own Chroma client).\n\n"
         f"Sets: {described}.\n\n{headline}\n\n"
         "### Test (the result)\n\n" + sets_table(payload, "test") + "\n\n"
         "### Dev (tuning)\n\n" + sets_table(payload, "dev") + "\n\n"
@@ -183,7 +189,7 @@ def render(payload: dict[str, Any]) -> str:
         "`noanswer`, LoCoMo category 5) given nothing, against the share of answerable "
         f"gold hits (gold-citing hits in the top 10) lost below the floor. {_counts(payload)}. "
         f"Highest floor on the default's score losing at most {MAX_GOLD_LOSS:.0f} % of "
-        f"answerable gold on dev: **{chosen}**.\n\n"
+        f"answerable gold on dev: **{chosen}** (by source: {_by_source(payload)}).\n\n"
         "![No-answer floor](img/bench_bilingual_floor.png)\n\n"
         + floor_table(payload)
         + f"\n\nRecall latency (query vectors precomputed, so ranking only): {latency}. "
@@ -205,7 +211,7 @@ def headline(payload: dict[str, Any]) -> str:
         )
     lines.append(
         f"highest floor losing <= {MAX_GOLD_LOSS:.0f} % of answerable gold on dev: "
-        f"{payload['floor']['chosen_dev']}"
+        f"{payload['floor']['chosen_dev']} ({_by_source(payload)})"
     )
     return "\n".join(lines)
 
