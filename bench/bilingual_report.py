@@ -216,19 +216,25 @@ def headline(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _provenance(folder: Path) -> dict[str, Any]:
+def _git(*args: str) -> str | None:
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=REPO_ROOT
-        ).stdout.strip()
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+        )
     except (OSError, subprocess.CalledProcessError):
-        commit = None
+        return None
+    return done.stdout.strip()
+
+
+def _provenance(folder: Path) -> dict[str, Any]:
     files = {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.json"))
     }
+    status = _git("status", "--porcelain", "--", "plugin", "bench")
     return {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": commit,
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(status) if status is not None else None,
         "blind_files_sha256": files,
     }
 

@@ -343,3 +343,30 @@ def test_bilingual_suite_runs_end_to_end_and_keeps_the_first_look(
         bilingual(quick=True, first_look=True, results_dir=results)
     assert (results / "bilingual_first_look.json").read_bytes() == before
     assert not (results / "bilingual.json").exists()
+
+
+def test_run_encoder_embeds_each_text_once_and_keeps_vectors_between_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recallmem.store.embeddings import UniversalSentenceEncoder
+
+    from bench.bilingual_cache import RunEncoder
+
+    embedded: list[str] = []
+    real = UniversalSentenceEncoder.embed_array
+
+    def counting(self: UniversalSentenceEncoder, texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(UniversalSentenceEncoder, "embed_array", counting)
+    cache = tmp_path / "vectors.npz"
+    first = RunEncoder(cache)
+    vectors = first.embed_array(["我喜欢咖啡", "likes coffee", "我喜欢咖啡"])
+    again = first.embed_array(["likes coffee"])
+    assert embedded == ["我喜欢咖啡", "likes coffee"]
+    assert np.array_equal(vectors[1], again[0]) and np.array_equal(vectors[0], vectors[2])
+    first.save()
+    second = RunEncoder(cache)
+    assert np.array_equal(second.embed_array(["likes coffee"])[0], again[0])
+    assert embedded == ["我喜欢咖啡", "likes coffee"]  # nothing embedded by the second run
