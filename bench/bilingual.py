@@ -336,6 +336,37 @@ def measure(quick: bool = False, folder: Path | None = None) -> dict[str, Any]:
     return assemble(outcomes, sets, latency, time.perf_counter() - started)
 
 
+def floors(outcomes: Sequence[Outcome], sets: Sequence[EvalSet]) -> dict[str, Any]:
+    """The no-answer curves: pooled over the blind sets and LoCoMo fact level for the
+    default and plain cosine, and per source for the default; the floor chosen on dev."""
+    sources = {
+        "blind": {s.name for s in sets if s.source == "blind"},
+        "locomo-fact": {"locomo-fact"} & {s.name for s in sets},
+    }
+    pooled_sets = sources["blind"] | sources["locomo-fact"]
+
+    def curve(system: str, split: str, names: set[str]) -> dict[str, Any]:
+        rows = [o for o in outcomes if o.system == system and o.split == split and o.set in names]
+        return floor_curve(rows)
+
+    by_source = {
+        label: {split: curve("default", split, names) for split in SPLITS}
+        for label, names in sources.items()
+        if names
+    }
+    pooled_curves = {
+        system: {split: curve(system, split, pooled_sets) for split in SPLITS}
+        for system in ("default", "cosine")
+    }
+    return {
+        "sets": FLOOR_SETS,
+        "curves": pooled_curves,
+        "by_source": by_source,
+        "chosen_dev": highest_floor(pooled_curves["default"]["dev"]),
+        "chosen_dev_by_source": {label: highest_floor(c["dev"]) for label, c in by_source.items()},
+    }
+
+
 def assemble(
     outcomes: Sequence[Outcome], sets: Sequence[EvalSet], latency: dict[str, Any], seconds: float
 ) -> dict[str, Any]:
@@ -346,30 +377,7 @@ def assemble(
         for name, systems in by_set.items()
         if "default" in systems and "cosine" in systems
     }
-    floor_sets = {s.name for s in sets if s.source == "blind"} | {"locomo-fact"}
-    floor_rows = [o for o in outcomes if o.set in floor_sets]
-    floors = {
-        system: {
-            s: floor_curve([o for o in floor_rows if o.system == system and o.split == s])
-            for s in SPLITS
-        }
-        for system in ("default", "cosine")
-    }
-    chosen = highest_floor(floors["default"]["dev"])
-    blind = {s.name for s in sets if s.source == "blind"}
-    by_source = {
-        label: highest_floor(
-            floor_curve(
-                [
-                    o
-                    for o in floor_rows
-                    if o.system == "default" and o.split == "dev" and o.set in names
-                ]
-            )
-        )
-        for label, names in (("blind", blind), ("locomo-fact", {"locomo-fact"}))
-        if names & {o.set for o in floor_rows}
-    }
+    floor = floors(outcomes, sets)
     unlabelled = [
         o
         for o in outcomes
@@ -387,15 +395,16 @@ def assemble(
         },
         "results": by_set,
         "worst_kind": worst,
-        "floor": {
-            "sets": FLOOR_SETS,
-            "curves": floors,
-            "chosen_dev": chosen,
-            "chosen_dev_by_source": by_source,
-        },
+        "floor": floor,
         "memorybank_unlabelled": {
             "questions": len(unlabelled),
-            "answered": sum(1 for o in unlabelled if o.top_score is not None),
+            "above_floor": sum(
+                1
+                for o in unlabelled
+                if o.top_score is not None
+                and floor["chosen_dev"] is not None
+                and o.top_score >= floor["chosen_dev"]
+            ),
             "mean_top_score": round(
                 float(np.mean([o.top_score for o in unlabelled if o.top_score is not None])), 4
             )

@@ -93,20 +93,22 @@ def worst_lines(payload: dict[str, Any]) -> str:
 
 
 def floor_table(payload: dict[str, Any]) -> str:
-    """The no-answer curve: per floor, no-answer questions given nothing and gold lost."""
-    curves = payload["floor"]["curves"]
+    """The no-answer curve of the default: pooled, then per source, per split."""
+    floor = payload["floor"]
+    columns = [("pooled", floor["curves"]["default"])]
+    columns += [(f"{name} only", curves) for name, curves in floor["by_source"].items()]
     headers = ["floor"] + [
-        f"{system} {split} {what}"
-        for system in curves
+        f"{label} {split} {what}"
+        for label, _ in columns
         for split in SPLITS
         for what in ("no-answer empty %", "gold lost %")
     ]
     rows = []
-    for n, point in enumerate(curves["default"]["dev"]["rows"]):
+    for n, point in enumerate(floor["curves"]["default"]["dev"]["rows"]):
         row: list[Any] = [f"{point['floor']:.2f}"]
-        for system in curves:
+        for _, curves in columns:
             for split in SPLITS:
-                at = curves[system][split]["rows"][n]
+                at = curves[split]["rows"][n]
                 row += [at["noanswer_empty"], at["gold_lost"]]
         rows.append(row)
     return markdown_table(headers, rows)
@@ -118,6 +120,15 @@ def _counts(payload: dict[str, Any]) -> str:
         f"{split}: {curve[split]['n_noanswer']} no-answer questions, "
         f"{curve[split]['n_gold']} answerable gold hits in the top 10"
         for split in SPLITS
+    )
+
+
+def _headline_numbers(payload: dict[str, Any]) -> str:
+    systems = payload["results"][POOLED]
+    d, c = systems["default"]["test"]["overall"], systems["cosine"]["test"]["overall"]
+    return (
+        f"default top-1 {d['top1']:.1f}, R@10 {d['R@10']:.1f}; plain cosine top-1 "
+        f"{c['top1']:.1f}, R@10 {c['R@10']:.1f} ({d['n']} answerable questions)"
     )
 
 
@@ -141,7 +152,7 @@ def render(payload: dict[str, Any]) -> str:
     )
     blind = [n for n, s in sets.items() if s["source"] == "blind"]
     headline = (
-        f"Headline: **{POOLED}**, test split."
+        f"Headline, **{POOLED}**, test split: {_headline_numbers(payload)}."
         if blind
         else "No blind set was present in `bench/data/bilingual/` for this run: only the "
         "public benchmarks are shown."
@@ -166,8 +177,9 @@ def render(payload: dict[str, Any]) -> str:
         "one memory; its probing questions have no gold, so gold is built by one "
         "transparent rule: a question naming a day (`5月2日`, `4月27号`) has every turn "
         "of that day as gold (kind `dated`); the others (kind `unlabelled`) enter no "
-        f"quality figure ({bank['questions']} of them, something returned for "
-        f"{bank['answered']}, mean top score {bank['mean_top_score']}). Peers: "
+        f"quality figure ({bank['questions']} of them; mean top score "
+        f"{bank['mean_top_score']}, {bank['above_floor']} at or above the floor chosen "
+        "below). Peers: "
         "not rerun here: in the Peers section LangGraph's `InMemoryStore`, LangMem's tool "
         "and mem0 (`infer=False`, offline) return exactly numpy cosine's R@k over the same "
         "USE vectors, so the cosine columns stand for them (mem0 alone would add minutes: "

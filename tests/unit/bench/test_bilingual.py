@@ -343,6 +343,26 @@ def test_bilingual_suite_runs_end_to_end_and_keeps_the_first_look(
         bilingual(quick=True, first_look=True, results_dir=results)
     assert (results / "bilingual_first_look.json").read_bytes() == before
     assert not (results / "bilingual.json").exists()
+    assert set(payload["floor"]["by_source"]) == {"blind", "locomo-fact"}
+    assert len(payload["floor"]["curves"]["default"]["dev"]["rows"]) == 51
+
+
+def test_the_floor_figure_is_drawn_from_the_payload(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from bench.plots import plot_all
+    from bench.report import save_results
+
+    rows = [{"floor": f, "noanswer_empty": 100.0 * f, "gold_lost": 50.0 * f} for f in (0, 0.5, 1)]
+    curve = {"dev": {"rows": rows}, "test": {"rows": rows}}
+    floor = {
+        "curves": {"default": curve, "cosine": curve},
+        "by_source": {"blind": curve},
+        "chosen_dev": 0.0,
+    }
+    save_results("bilingual", {"floor": floor}, tmp_path)
+    (written,) = plot_all(tmp_path, tmp_path / "img")
+    assert written.name == "bench_bilingual_floor.png"
+    assert written.read_bytes().startswith(b"\x89PNG")
 
 
 def test_run_encoder_embeds_each_text_once_and_keeps_vectors_between_runs(
