@@ -227,12 +227,12 @@ def pooled(
 
 @cache
 def _prepared(
-    folder: Path | None, with_padding: bool, cache_file: Path | None
+    folder: Path | None, with_padding: bool, public: bool, cache_file: Path | None
 ) -> list[tuple[EvalSet, list[tuple[Candidates, list[Asked]]]]]:
     encoder = RunEncoder(cache_file)
-    sets = build_sets(folder=folder, public=False)
+    sets = build_sets(folder=folder, public=public)
     if not with_padding:
-        sets = [s for s in sets if s.source == "blind"]
+        sets = [s for s in sets if s.source != "blind-padded"]
     prepared = []
     for eval_set in sets:
         users = []
@@ -249,10 +249,12 @@ def evaluate(
     split: str = "dev",
     *,
     padded: bool = True,
+    public: bool = False,
     folder: Path | None = None,
     cache_file: Path | None = DEFAULT_CACHE,
 ) -> dict[str, Any]:
-    """Score a ranking function on the blind sets, from cached candidates, without Chroma.
+    """Score a ranking function on the blind sets (and optionally the public benchmarks)
+    from cached candidates, without Chroma.
 
     Args:
         rank_fn: ``rank_fn(candidates, asked) -> scores``: given one user's
@@ -264,6 +266,8 @@ def evaluate(
             ``cosine_rank`` and ``bm25_rank`` in this module are two such functions.
         split: ``dev`` (tune here), ``test`` (look once) or ``all``.
         padded: also score the padded variants (each mixed user plus 1,000 distractors).
+        public: also score LoCoMo (fact and turn level), MADial and MemoryBank-CN, as in
+            the full run (slower: their candidates are built on the first call).
         folder: where the blind sets are (``bench/data/bilingual`` by default).
         cache_file: where vectors are kept between calls and runs (None: in memory only).
 
@@ -276,7 +280,7 @@ def evaluate(
     """
     if split not in (*SPLITS, "all"):
         raise ValueError(f"unknown split {split!r}; use 'dev', 'test' or 'all'")
-    prepared = _prepared(folder, padded, cache_file)
+    prepared = _prepared(folder, padded, public, cache_file)
     outcomes: list[Outcome] = []
     for eval_set, users in prepared:
         for candidates, asked_all in users:

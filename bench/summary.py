@@ -18,7 +18,7 @@ TARGETS = (
     ("MADial R@10 (test)", ">= 75", 75.0),
     ("recall p95 at 100k facts, ms", "<= 20", 20.0),
     ("bilingual top-1, all blind sets (test)", ">= 92", 92.0),
-    ("bilingual kinds below plain cosine top-1 (test)", "<= 0", 0.0),
+    ("kinds below plain cosine top-1, every bilingual-matrix set (test)", "<= 0", 0.0),
 )
 
 
@@ -45,15 +45,24 @@ def measured(results_dir: Path = RESULTS_DIR) -> dict[str, tuple[float | None, f
 
 
 def _bilingual(payload: dict[str, Any]) -> dict[str, tuple[float | None, float | None]]:
-    systems = payload["results"].get("bilingual (all blind sets)")
-    if not systems:
+    results = payload["results"]
+    pooled = results.get("bilingual (all blind sets)")
+    if not pooled:
         return {}
 
     def below(split: str) -> float:
-        default, cosine = systems["default"][split]["kind"], systems["cosine"][split]["kind"]
-        return float(sum(1 for k in default if default[k]["top1"] < cosine[k]["top1"]))
+        # Every set on its own (the pooled rows repeat their questions), every kind.
+        count = 0
+        for name, systems in results.items():
+            if name.startswith("bilingual"):
+                continue
+            default, cosine = systems["default"][split]["kind"], systems["cosine"][split]["kind"]
+            count += sum(
+                1 for k in default if k in cosine and default[k]["top1"] < cosine[k]["top1"]
+            )
+        return float(count)
 
-    top1 = [systems["default"][s]["overall"]["top1"] for s in ("dev", "test")]
+    top1 = [pooled["default"][s]["overall"]["top1"] for s in ("dev", "test")]
     return {TARGETS[3][0]: (top1[0], top1[1]), TARGETS[4][0]: (below("dev"), below("test"))}
 
 

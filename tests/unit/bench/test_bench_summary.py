@@ -37,11 +37,18 @@ def _kinds(**top1: float) -> dict[str, object]:
 def test_the_bilingual_targets_count_kinds_below_plain_cosine(tmp_path: Path) -> None:
     default = {"dev": _kinds(en_en=95.0, zh_en=80.0), "test": _kinds(en_en=94.0, zh_en=91.0)}
     cosine = {"dev": _kinds(en_en=90.0, zh_en=85.0), "test": _kinds(en_en=90.0, zh_en=90.0)}
-    pooled = {"default": default, "cosine": cosine}
-    save_results("bilingual", {"results": {"bilingual (all blind sets)": pooled}}, tmp_path)
+    worse = {"dev": _kinds(dialogue=40.0), "test": _kinds(dialogue=40.0)}
+    better = {"dev": _kinds(dialogue=50.0), "test": _kinds(dialogue=30.0)}
+    results = {
+        "bilingual (all blind sets)": {"default": default, "cosine": cosine},
+        "set_a": {"default": default, "cosine": cosine},
+        "madial": {"default": worse, "cosine": better},
+    }
+    save_results("bilingual", {"results": results}, tmp_path)
     rows = verdicts(measured(tmp_path))
     assert rows[3][2:] == [87.5, 92.5, "met"]
-    assert rows[4][2:] == [1.0, 0.0, "met"]
+    # dev: set_a's zh_en and madial's dialogue; the pooled row is not counted again.
+    assert rows[4][2:] == [2.0, 0.0, "met"]
 
 
 def _step(label: str, locomo: float, madial: float) -> dict[str, object]:
