@@ -16,6 +16,7 @@ import inspect
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -136,21 +137,30 @@ def _store_user(memory: Any, user: User) -> dict[str, frozenset[str]]:
     return cites
 
 
-def run_default(
-    eval_set: EvalSet, encoder: RunEncoder
-) -> tuple[dict[str, dict[str, Ranked]], list[float]]:
-    """Per user, per question id, what ``Memory.recall`` returned; and recall durations."""
+@dataclass
+class DefaultRun:
+    """What the default returned (user -> question id -> Ranked), how long each recall
+    took, and how many facts ``remember_many`` folded into an existing one."""
+
+    answers: dict[str, dict[str, Ranked]] = field(default_factory=dict)
+    durations: list[float] = field(default_factory=list)
+    merged: int = 0
+
+
+def run_default(eval_set: EvalSet, encoder: RunEncoder) -> DefaultRun:
+    """Store the set through ``Memory`` (a fresh home) and ask every question."""
     from recallmem.config import MemoryConfig
     from recallmem.memory import Memory
 
-    answers: dict[str, dict[str, Ranked]] = {}
-    durations: list[float] = []
+    run = DefaultRun()
+    answers, durations = run.answers, run.durations
     with tempfile.TemporaryDirectory(prefix="recallmem-bilingual-") as home:
         memory = Memory(MemoryConfig(home=Path(home)), embeddings=encoder)
         takes_now = "now" in inspect.signature(memory.recall).parameters
         try:
             for user in eval_set.users:
                 cites = _store_user(memory, user)
+                run.merged += len(user.facts) - len(cites)
                 encoder.embed_array([q.text for q in user.questions])  # one batch, cached
                 answers[user.user_id] = {}
                 if user.questions:  # untimed: the first recall also loads the user's index
@@ -169,7 +179,7 @@ def run_default(
             close = getattr(memory, "close", None)
             if callable(close):
                 close()
-    return answers, durations
+    return run
 
 
 # --- scoring a set --------------------------------------------------------------------------
@@ -217,8 +227,6 @@ def pooled(
     outcomes: Sequence[Outcome], sources: dict[str, str], source: str, label: str
 ) -> list[Outcome]:
     """The outcomes of every set from ``source``, relabelled as one set ``label``."""
-    from dataclasses import replace
-
     return [replace(o, set=label) for o in outcomes if sources.get(o.set) == source]
 
 
@@ -330,10 +338,14 @@ def measure(quick: bool = False, folder: Path | None = None) -> dict[str, Any]:
             f"{eval_set.n_questions} questions",
             flush=True,
         )
-        answers, durations = run_default(eval_set, encoder)
-        latency[eval_set.name] = {"facts": eval_set.n_facts, **percentiles_ms(durations)}
+        run = run_default(eval_set, encoder)
+        latency[eval_set.name] = {
+            "facts": eval_set.n_facts,
+            "merged": run.merged,
+            **percentiles_ms(run.durations),
+        }
         systems = {"cosine": cosine_rank, "bm25": bm25_rank}
-        outcomes += score_set(eval_set, encoder, systems, {"default": answers})
+        outcomes += score_set(eval_set, encoder, systems, {"default": run.answers})
     encoder.save()
     outcomes += pooled(outcomes, sources, "blind", POOLED)
     outcomes += pooled(outcomes, sources, "blind-padded", POOLED_PAD)

@@ -150,6 +150,7 @@ def render(payload: dict[str, Any]) -> str:
         f"{name} {r['facts']} facts: p50 {r['p50']:.1f} / p95 {r['p95']:.1f} ms"
         for name, r in payload["recall_ms"].items()
     )
+    merged = ", ".join(f"{name} {r.get('merged', 0)}" for name, r in payload["recall_ms"].items())
     blind = [n for n, s in sets.items() if s["source"] == "blind"]
     headline = (
         f"Headline, **{POOLED}**, test split: {_headline_numbers(payload)}."
@@ -184,7 +185,8 @@ def render(payload: dict[str, Any]) -> str:
         "and mem0 (`infer=False`, offline) return exactly numpy cosine's R@k over the same "
         "USE vectors, so the cosine columns stand for them (mem0 alone would add minutes: "
         "one write per memory through its own Chroma client).\n\n"
-        f"Sets: {described}.\n\n{headline}\n\n"
+        f"Sets: {described}. Facts `remember_many` folded into an existing one as "
+        f"duplicates (they then share its hits): {merged}.\n\n{headline}\n\n"
         "### Test (the result)\n\n" + sets_table(payload, "test") + "\n\n"
         "### Dev (tuning)\n\n" + sets_table(payload, "dev") + "\n\n"
         "### Worst kind (default minus cosine top-1 lowest), per set and split\n\n"
