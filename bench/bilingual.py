@@ -137,6 +137,14 @@ def _store_user(memory: Any, user: User) -> dict[str, frozenset[str]]:
     return cites
 
 
+def recall_takes_now() -> bool:
+    """Whether ``Memory.recall`` accepts ``now`` (then each question is asked at its
+    ``asked_at``; otherwise at the run's time)."""
+    from recallmem.memory import Memory
+
+    return "now" in inspect.signature(Memory.recall).parameters
+
+
 @dataclass
 class DefaultRun:
     """What the default returned (user -> question id -> Ranked), how long each recall
@@ -156,7 +164,7 @@ def run_default(eval_set: EvalSet, encoder: RunEncoder) -> DefaultRun:
     answers, durations = run.answers, run.durations
     with tempfile.TemporaryDirectory(prefix="recallmem-bilingual-") as home:
         memory = Memory(MemoryConfig(home=Path(home)), embeddings=encoder)
-        takes_now = "now" in inspect.signature(memory.recall).parameters
+        takes_now = recall_takes_now()
         try:
             for user in eval_set.users:
                 cites = _store_user(memory, user)
@@ -428,5 +436,6 @@ def assemble(
             else None,
         },
         "recall_ms": latency,
+        "asked_at_used": recall_takes_now(),
         "run_seconds": round(seconds, 1),
     }

@@ -124,6 +124,9 @@ def split_of(question_id: str) -> str:
     return "dev" if int(digest, 16) % 2 == 0 else "test"
 
 
+SIZE_BUCKETS = ("~15", "~50", "~150", "~500", "1000+")
+
+
 def size_bucket(n_facts: int) -> str:
     """The memory-size bucket of a user with ``n_facts`` facts."""
     if n_facts <= 30:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.bilingual_data import NOANSWER, Question
+from bench.bilingual_data import NOANSWER, SIZE_BUCKETS, Question
 
 K_MAX = 10
 FLOORS = tuple(round(step * 0.02, 2) for step in range(51))
@@ -124,12 +124,18 @@ def breakdown(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     table: dict[str, Any] = {"overall": summarize(outcomes)}
     for grouping in GROUPINGS:
         by_value = group(outcomes, lambda o, field=grouping: str(getattr(o, field)))
+        if grouping == "size":
+            by_value = dict(sorted(by_value.items(), key=lambda item: _size_rank(item[0])))
         table[grouping] = {
             value: summarize(rows)
             for value, rows in by_value.items()
             if any(r.answerable for r in rows)
         }
     return table
+
+
+def _size_rank(bucket: str) -> int:
+    return SIZE_BUCKETS.index(bucket) if bucket in SIZE_BUCKETS else len(SIZE_BUCKETS)
 
 
 def worst_kind(default: dict[str, Any], cosine: dict[str, Any]) -> dict[str, Any] | None:

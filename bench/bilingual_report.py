@@ -162,9 +162,14 @@ def render(payload: dict[str, Any]) -> str:
         "## Bilingual evaluation matrix (default configuration, public API)\n\n"
         "`python -m bench bilingual`. Each set is stored through `Memory` "
         "(`remember_many`, each fact with the time it was said as its source time, its "
-        "category) and each question is `recall(..., k=10, min_score=None)`; `recall` "
-        "takes no `now`, so questions are asked at the run's time, not their `asked_at`. "
-        "*cosine* is plain cosine over the same USE vectors of the same texts, *BM25* is "
+        "category) and each question is `recall(..., k=10, min_score=None)`"
+        + (
+            ", `now` = its `asked_at`. "
+            if payload.get("asked_at_used")
+            else "; `recall` takes no `now`, so questions are asked at the run's time, not "
+            "their `asked_at`. "
+        )
+        + "*cosine* is plain cosine over the same USE vectors of the same texts, *BM25* is "
         "`bench/systems/bm25.py` alone; each text is embedded once per run. Split per "
         "question: sha1 of the question id even = dev, odd = test (LoCoMo and MADial "
         "here too, unlike their own sections). top-1: the first hit cites a gold id; "

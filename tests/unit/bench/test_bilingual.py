@@ -210,6 +210,13 @@ def test_metrics_are_hand_checked() -> None:
     assert table["kind"]["zh_en"]["MRR"] == round(100 / 6, 2)
 
 
+def test_sizes_are_listed_smallest_first() -> None:
+    question = Question("q", "?", "en_en", frozenset({"a"}))
+    hit = Ranked([frozenset({"a"})], [1.0])
+    rows = [outcome("s", "default", question, size, "en", hit) for size in ("1000+", "~50", "~15")]
+    assert list(breakdown(rows)["size"]) == ["~15", "~50", "1000+"]
+
+
 def test_worst_kind_is_where_the_default_loses_most_to_cosine() -> None:
     default = breakdown(
         [
