@@ -186,7 +186,8 @@ def _evidence(
         texts = [d.text for d in item.corpus.docs]
         chinese = has_cjk(query) or any(has_cjk(t) for t in texts)
         same = np.array([mostly_cjk(t) for t in texts]) == mostly_cjk(query)
-        found = coverage(lexical, query, default_lexicon() if chinese else None)
+        lexicon = default_lexicon() if chinese else None
+        found = coverage(lexical, query, lexicon, length_b=weights.length_b)
         return found * lexical_trust(same, cosine, weights.trust_top)
     bm25 = lexical.scores(query)
     top = float(bm25.max()) if bm25.size else 0.0
