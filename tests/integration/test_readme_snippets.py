@@ -79,7 +79,7 @@ def test_a_snippet_needing_a_key_fails_only_for_the_key(
     monkeypatch.setenv(snippet.needs, "sk-readme-test-not-a-real-key")
     monkeypatch.setenv("RECALLMEM_OPENAI_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     namespace: dict[str, object] = {"__name__": "readme"}
-    with pytest.raises(Exception) as failed:  # noqa: PT011 - any error, checked below
+    with pytest.raises(Exception) as failed:  # which one is checked below
         exec(compile(snippet.code, f"README.md:{snippet.line}", "exec"), namespace)
     namespace["memory"].close()  # type: ignore[attr-defined]
     assert _refused(failed.value), repr(failed.value)
