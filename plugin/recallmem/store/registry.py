@@ -39,9 +39,15 @@ def load_embedder(name: str) -> Embeddings:
     """A new instance of the embedder registered as ``name``."""
     installed = installed_embedders()
     points = installed.get(name.strip().lower())
+    if not installed:
+        raise RecallmemError(
+            f"no embedders are registered, not even recallmem's own: its install is missing "
+            f"or older than the {ENTRY_POINT_GROUP!r} entry points; reinstall it "
+            "(pip install -e . or bash scripts/setup.sh)"
+        )
     if not points:
         raise InvalidInputError(
-            f"unknown embedder {name!r}; installed: {', '.join(sorted(installed)) or 'none'}. "
+            f"unknown embedder {name!r}; installed: {', '.join(sorted(installed))}. "
             f"A package adds one with an entry point in the {ENTRY_POINT_GROUP!r} group "
             "(docs/embedders.md)"
         )

@@ -62,3 +62,11 @@ def test_a_name_claimed_twice_or_a_non_embedder_is_refused(
     assert "(pkg_a)" in str(refused.value) and "(pkg_b)" in str(refused.value)
     with pytest.raises(RecallmemError, match="not a langchain_core Embeddings"):
         load_embedder("wrong")
+
+
+def test_no_registered_embedders_at_all_says_to_reinstall(monkeypatch: pytest.MonkeyPatch) -> None:
+    import recallmem.store.registry as registry
+
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    with pytest.raises(RecallmemError, match="reinstall it"):
+        load_embedder("use")
