@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, ToolMessage
 from recallmem.langgraph import RecallmemStore
 from recallmem.memory import Memory
@@ -98,3 +99,25 @@ async def test_create_agent_async_path(memory: Memory) -> None:
     )
     hits = await store.asearch(("memories", "ada"), query="tea")
     assert [h.value["content"] for h in hits] == ["Drinks green tea every morning"]
+
+
+def test_a_tool_reading_runtime_store_in_create_agent(memory: Memory) -> None:
+    @tool
+    def what_do_you_know(query: str, runtime: ToolRuntime) -> str:
+        """Look the user up in the agent's store."""
+        assert runtime.store is not None
+        user = runtime.config["configurable"]["user_id"]
+        hits = runtime.store.search(("memories", user), query=query, limit=1)
+        return hits[0].value["content"] if hits else "nothing"
+
+    memory.remember("Lives in Lyon", user_id="ada", category="identity")
+    model = FakeChatModel(
+        responses=[call("what_do_you_know", {"query": "where do they live?"}, "c1"), "Lyon."] * 2
+    )
+    agent = create_agent(model, tools=[what_do_you_know], store=RecallmemStore(memory))
+    for user, expected in [("ada", "Lives in Lyon"), ("bob", "nothing")]:
+        result = agent.invoke(
+            {"messages": [{"role": "user", "content": "Where do I live?"}]},
+            {"configurable": {"user_id": user}},
+        )
+        assert tools_of(result["messages"]) == [expected]
