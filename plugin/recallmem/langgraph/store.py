@@ -38,6 +38,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from recallmem.errors import InvalidInputError
 from recallmem.langgraph.items import (
     check_value,
     matches_filter,
@@ -55,7 +56,7 @@ from recallmem.langgraph.namespaces import (
     matches,
 )
 from recallmem.memory import Memory
-from recallmem.types import Category, Fact, Placement
+from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Placement
 from recallmem.validation import parse_category
 
 MAX_RANKED = 100  # the deepest recall a search pages through (Memory.recall's k limit)
@@ -190,6 +191,12 @@ class RecallmemStore(BaseStore):
             return
         value = check_value(op.value)
         text = text_of(value, op.index or None)
+        if len(text) > MAX_CONTENT_CHARS:
+            raise InvalidInputError(
+                f"the text of item {op.key!r} is {len(text)} characters; a memory holds at most "
+                f"{MAX_CONTENT_CHARS}. Store smaller items, or name the fields to recall it by "
+                "with put(..., index=['field']); nothing was stored"
+            )
         category = self._category_of(value)
         if existing is None:
             self._create(scope, (namespace, op.key), value, text, category)
