@@ -48,15 +48,16 @@ def resolve_fact_id(memory: Memory, prefix: str, *, user_id: str | None = None) 
 
     Searches the user's facts of every status when ``user_id`` is given, else every user's.
     Raises ``FactNotFoundError`` when none matches and ``AmbiguousIdError`` (listing the
-    candidates) when several do; an exact id always wins.
+    candidates) when several do; a whole id always wins.
     """
     prefix = prefix.strip()
     if not prefix:
         raise InvalidInputError("the fact id is empty; give the id, or any unique prefix of it")
+    if memory.store.get([prefix], user_id=user_id):  # a whole id needs no scan
+        return prefix
     candidates = sorted(_candidates(memory, prefix, user_id), key=lambda f: f.id)
-    exact = [f for f in candidates if f.id == prefix]
-    if exact or len(candidates) == 1:
-        return (exact or candidates)[0].id
+    if len(candidates) == 1:
+        return candidates[0].id
     if not candidates:
         raise FactNotFoundError(prefix, user_id)
     shown = [_describe(f) for f in candidates[:_SHOWN]]
