@@ -145,7 +145,7 @@ class Memory:
         """One fact by id; with ``user_id``, only if it is that user's."""
         found = self.store.get([fact_id], user_id=user_id)
         if not found:
-            raise FactNotFoundError(fact_id)
+            raise FactNotFoundError(fact_id, user_id)
         return found[0]
 
     def list(

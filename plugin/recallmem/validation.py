@@ -21,7 +21,9 @@ from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Revision, Source,
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 MAX_QUERY_CHARS = 4000
-_ITEM_KEYS = frozenset({"content", "category", "confidence", "source", "pinned", "source_error"})
+_ITEM_KEYS = frozenset(
+    {"content", "category", "confidence", "source", "pinned", "source_error", "item"}
+)
 
 
 def require_user(user_id: object) -> str:
@@ -115,6 +117,7 @@ def new_fact(
             sources=(source if isinstance(source, Source) else Source.model_validate(source),),
             source_error=item.get("source_error"),
             pinned=bool(item.get("pinned", False)),
+            item=item.get("item"),
             created_at=now,
             updated_at=now,
         )
