@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.types import Status
+from recallmem.types import Source, Status
 from serverkit import ADA, LiveServer, token_settings
 
 pytestmark = pytest.mark.browser
@@ -70,9 +71,14 @@ def test_add_find_edit_delete(page: Any, memory: Memory) -> None:
     expect(page.locator("#hits")).not_to_contain_text("Bob")
     time_cell = first_hit.locator("td").nth(6)
     expect(time_cell).to_have_text("0.000")  # the query names no time
+    # An older fact, so that "today" tells the two apart (a time every fact matches alike
+    # counts for nothing).
+    long_ago = Source(at=datetime.now(UTC) - timedelta(days=400))
+    older = memory.remember("Owns a road bike", user_id="ada", category="context", source=long_ago)
     page.fill("#query", "what did I say today about reports")
     page.click("#search-form button[type=submit]")
     expect(time_cell).to_have_text("1.000")  # said today: inside the window
+    memory.forget(older.id, purge=True)
 
     # edit: the old text stays in the history
     first_hit.locator("a").click()
