@@ -15,7 +15,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from recallmem.errors import ImportRejectedError
+from recallmem.errors import ImportRejectedError, InvalidInputError
+from recallmem.jsontext import parse_json
 from recallmem.portability import FORMAT, ImportReport, validate_import
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
@@ -26,7 +27,6 @@ from recallmem.server.problems import (
     ProblemError,
     RejectedRow,
     problem_response,
-    unreadable_json,
 )
 from recallmem.server.schemas import Affected
 from recallmem.server.state import MemoryDep
@@ -97,13 +97,13 @@ def foreign_rows(document: object, user: str) -> list[tuple[int, str]]:
 
 async def _read_json(request: Request) -> object:
     try:
-        return json.loads(await request.body())
-    except (ValueError, RecursionError) as exc:
+        return parse_json(await request.body())
+    except InvalidInputError as exc:
         raise ProblemError(
             422,
             "Import rejected",
-            f"the body is not JSON that can be read: {unreadable_json(exc)}; send the file "
-            "`recallmem export` wrote. Nothing was written",
+            f"the body cannot be read: {exc}; send the file `recallmem export` wrote. "
+            "Nothing was written",
             rejected=[RejectedRow(row=-1, reason="not JSON")],
         ) from exc
 

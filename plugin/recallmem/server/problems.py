@@ -11,7 +11,6 @@ validation errors add ``errors`` (one entry per bad field) and rejected imports 
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -30,6 +29,7 @@ from recallmem.errors import (
     RecallmemError,
     StoreError,
 )
+from recallmem.jsontext import UNREADABLE, why_unreadable
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -156,26 +156,6 @@ def allowed_methods(request: Request) -> list[str]:
     return allowed
 
 
-def unreadable_json(exc: BaseException) -> str:
-    """Why a body could not be parsed as JSON, in words a client can act on.
-
-    >>> import json
-    >>> try:
-    ...     json.loads("[" * 100_000)
-    ... except RecursionError as exc:
-    ...     print(unreadable_json(exc))
-    it is nested too deeply (arrays or objects some thousand levels inside each other)
-    """
-    if isinstance(exc, RecursionError):
-        return "it is nested too deeply (arrays or objects some thousand levels inside each other)"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"it is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    if "integer string conversion" in str(exc):
-        digits = sys.get_int_max_str_digits()
-        return f"it holds an integer of more than {digits} digits, which no field takes"
-    return str(exc)
-
-
 _TITLES = {
     400: "Bad request",
     401: "Unauthorized",
@@ -214,11 +194,11 @@ def install(app: FastAPI) -> None:
             allowed = allowed_methods(request)
             headers["Allow"] = ", ".join(allowed)
             detail = f"{request.method} is not supported here; use {' or '.join(allowed)}"
-        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
+        if exc.status_code == 400 and isinstance(exc.__cause__, UNREADABLE):
             # FastAPI's own words for a body json.loads refused are "There was an error
             # parsing the body"; the cause says what the client can fix.
             detail = (
-                f"the request body is not readable JSON: {unreadable_json(exc.__cause__)}; "
+                f"the request body cannot be read: {why_unreadable(exc.__cause__)}; "
                 "send a JSON document matching the API schema (see /openapi.json)"
             )
         problem = Problem(status=exc.status_code, title=title, detail=detail)
