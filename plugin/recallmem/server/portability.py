@@ -102,8 +102,8 @@ async def _read_json(request: Request) -> object:
         raise ProblemError(
             422,
             "Import rejected",
-            f"the body cannot be read: {exc}; send the file `recallmem export` wrote. "
-            "Nothing was written",
+            f"the body is not JSON that can be read ({exc}); send the file "
+            "`recallmem export` wrote. Nothing was written",
             rejected=[RejectedRow(row=-1, reason="not JSON")],
         ) from exc
 
