@@ -216,10 +216,11 @@ MIB = 1024 * 1024
 class Upload:
     """A client that declares a large body and sends it a chunk at a time, when asked."""
 
-    def __init__(self, path: str, chunks: int, token: str | None) -> None:
+    def __init__(self, path: str, chunks: int, token: str | None, declared: bool = True) -> None:
         self.path = path
         self.chunks = chunks
         self.token = token
+        self.declared = declared  # False: no Content-Length (a chunked upload)
         self.pulled = 0
         self.status: int | None = None
         self.headers: dict[str, str] = {}
@@ -239,11 +240,11 @@ class Upload:
             self.headers = {k.decode(): v.decode() for k, v in message["headers"]}
 
     async def run(self, app: FastAPI) -> Upload:
-        headers = [
-            (b"host", b"localhost"),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(self.chunks * MIB).encode()),
-        ]
+        headers = [(b"host", b"localhost"), (b"content-type", b"application/json")]
+        if self.declared:
+            headers.append((b"content-length", str(self.chunks * MIB).encode()))
+        else:
+            headers.append((b"transfer-encoding", b"chunked"))
         if self.token:
             headers.append((b"authorization", f"Bearer {self.token}".encode()))
         scope = {
@@ -278,6 +279,17 @@ async def test_a_body_over_the_bound_is_refused_before_it_is_read(memory: Memory
     assert upload.headers["connection"] == "close"
     upload = await Upload("/v1/users/me/facts", chunks=2, token=ADA).run(app)
     assert (upload.status, upload.pulled) == (413, 0)  # 256 KiB outside imports
+
+
+async def test_an_undeclared_body_is_cut_off_at_the_bound(memory: Memory) -> None:
+    app = create_app(memory, token_settings(max_import_bytes=2 * MIB))
+    upload = await Upload("/v1/users/me/import", chunks=62, token=ADA, declared=False).run(app)
+    assert (upload.status, upload.pulled) == (413, 3)  # read to just past 2 MiB, no further
+    assert upload.headers["connection"] == "close"
+    upload = await Upload("/v1/users/me/facts", chunks=62, token=ADA, declared=False).run(app)
+    assert (upload.status, upload.pulled) == (413, 1)
+    upload = await Upload("/v1/users/me/import", chunks=62, token=None, declared=False).run(app)
+    assert (upload.status, upload.pulled) == (401, 0)
 
 
 async def test_concurrent_large_bodies_are_bounded(memory: Memory) -> None:
