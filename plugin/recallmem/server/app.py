@@ -5,7 +5,7 @@
 >>> from recallmem import Memory, MemoryConfig
 >>> from recallmem.testing import HashingEmbeddings
 >>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
->>> client = TestClient(create_app(memory))
+>>> client = TestClient(create_app(memory), base_url="http://localhost")
 >>> client.post("/v1/users/ada/facts",
 ...             json={"content": "Writes TypeScript", "category": "knowledge"}).status_code
 201
@@ -15,23 +15,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.memory import Memory
-from recallmem.server import chat, facts, health, portability, profile, queue, search
-from recallmem.server.limits import BodyLimit
+from recallmem.server import chat, facts, health, pages, portability, profile, queue, search
+from recallmem.server.admission import Admission, declare_json_writes
 from recallmem.server.problems import install, reject_unknown_query
 from recallmem.server.schemas import ExportDocument
-from recallmem.server.settings import ServerSettings
+from recallmem.server.settings import ServerSettings, load_settings
 from recallmem.server.state import ServiceState
-
-STATIC = Path(__file__).with_name("static")
 
 DESCRIPTION = """\
 Long-term memory of LangChain agents, per user: facts, recall, profiles, export and
@@ -39,14 +34,19 @@ import, the extraction queue, and memory-enabled chat over server-sent events.
 
 Authenticate with `Authorization: Bearer <token>`. A user's token acts for its own
 user only (write `me` or its user id in paths); an admin token names any user.
+Every POST, PUT and PATCH sends `Content-Type: application/json`, with or without a
+body (`415` otherwise). Without tokens the service answers loopback host names only
+(`localhost`, `127.0.0.1`, `[::1]`) and those in `RECALLMEM_ALLOWED_HOSTS`; writes
+carrying another site's `Origin` are refused (`403`).
 Errors are `application/problem+json` bodies that say what was wrong.
 """
 
 
-def _with_import_schema(app: FastAPI) -> None:
+def _published_schema(app: FastAPI) -> None:
     """Publish the import body's schema, which no route validates as a model (the route
     validates row by row, to name bad rows); its parts get an ``Import`` prefix so they
-    never replace the response models of the same name."""
+    never replace the response models of the same name. Bodyless writes get an empty
+    JSON body (see :func:`.admission.declare_json_writes`)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -59,6 +59,7 @@ def _with_import_schema(app: FastAPI) -> None:
             for name, definition in document.pop("$defs", {}).items():
                 parts[f"Import{name}"] = definition
             parts["ExportDocument"] = document
+            declare_json_writes(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
@@ -79,12 +80,12 @@ def create_app(
         model: the chat model of ``/v1/chat/stream``; by default the OpenAI-compatible
             model configured in ``memory.config`` (none: chat answers a clear error).
     """
-    settings = settings or ServerSettings()
+    settings = settings or load_settings()
     app = FastAPI(
         title="recallmem",
         version=health.service_version(),
         description=DESCRIPTION,
-        docs_url="/docs",
+        docs_url=None,  # served by .pages from local files
         redoc_url=None,
     )
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
@@ -92,16 +93,7 @@ def create_app(
     strict = [Depends(reject_unknown_query)]
     for module in (facts, search, profile, portability, queue, health, chat):
         app.include_router(module.router, dependencies=strict)
-
-    @app.get("/", include_in_schema=False)
-    async def inspector() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
-
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
-
-    def limit_for(path: str) -> int:
-        return settings.max_import_bytes if path.endswith("/import") else settings.max_body_bytes
-
-    app.add_middleware(BodyLimit, limit_for=limit_for)
-    _with_import_schema(app)
+    app.include_router(pages.router)
+    app.add_middleware(Admission, settings=settings)
+    _published_schema(app)
     return app
