@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|peers|scale|ablation|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.plots import plot_all
     from bench.quality import locomo, madial
     from bench.scale import scale
+    from bench.secrets import secrets
     from bench.summary import summary
 
     return {
@@ -32,11 +33,14 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "ablation": ablation,
         "summary": summary,
         "embedders": embedders,
+        "secrets": secrets,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
 
-ORDER = ("locomo", "madial", "ablation", "embedders", "peers", "scale", "summary", "plots")
+ORDER = (
+    "locomo", "madial", "ablation", "embedders", "peers", "scale", "secrets", "summary", "plots"
+)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,9 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+SecretPolicy = Literal["refuse", "redact"]
+"""What a library write does with text holding a secret: refuse it, or store it redacted."""
+
 
 def default_home() -> Path:
     """``$RECALLMEM_HOME``, else ``$XDG_DATA_HOME/recallmem``, else ``~/.local/share/recallmem``."""
@@ -32,6 +35,14 @@ class MemoryConfig(BaseSettings):
     )
     chroma_token: SecretStr | None = Field(default=None, description="Chroma server auth token.")
     collection: str = Field(default="recallmem", description="Prefix of the Chroma collections.")
+
+    secrets: SecretPolicy = Field(
+        default="refuse",
+        description=(
+            "Text holding a secret (password, key, token, card or ID number): 'refuse' "
+            "the write (SecretRefusedError) or 'redact' the secret and store the rest."
+        ),
+    )
 
     # Retrieval
     embedder: Literal["use", "e5"] = Field(

@@ -36,7 +36,15 @@ from recallmem.store.embeddings import (
     embedder_name,
 )
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
-from recallmem.validation import check_query, edit_fact, new_fact, parse_categories, require_user
+from recallmem.validation import (
+    check_min_score,
+    check_profile,
+    check_query,
+    edit_fact,
+    new_fact,
+    parse_categories,
+    require_user,
+)
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -114,7 +122,7 @@ class Memory:
             categories=parse_categories(categories),
             include_inactive=include_inactive,
             k=k,
-            min_score=min_score,
+            min_score=check_min_score(min_score),
         )
         now = utcnow()
         hits = index.search(search, self.weights, now)
@@ -203,7 +211,14 @@ class Memory:
         user_id = require_user(user_id)
         now = utcnow()
         candidates = [
-            new_fact(i, user_id=user_id, agent_id=agent_id, thread_id=thread_id, now=now)
+            new_fact(
+                i,
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                now=now,
+                secrets=self.config.secrets,
+            )
             for i in items
         ]
         results: builtins.list[Fact] = []
@@ -260,7 +275,7 @@ class Memory:
             old = self.get(fact_id, user_id=old.user_id)  # as of now that we hold the lock
             fact = edit_fact(
                 old, now=utcnow(), content=content, category=category, confidence=confidence,
-                pinned=pinned, status=status, reason=reason,
+                pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
             )  # fmt: skip
             self._repo.save(index, [fact])
             return fact
@@ -312,7 +327,7 @@ class Memory:
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
-        require_user(profile.user_id)
+        profile = check_profile(profile, self.config.secrets)
         self.store.save_profile(profile)
         self._repo.published(profile.user_id)
         return profile
@@ -329,7 +344,9 @@ class Memory:
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = accept_import(data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)})
+        checked = accept_import(
+            data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)}, self.config.secrets
+        )
         self.put(checked.facts)
         for profile in checked.profiles:
             self.set_profile(profile)

@@ -17,6 +17,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.quoting import visible_text
+
 MAX_CONTENT_CHARS = 2000
 
 
@@ -113,7 +115,7 @@ class Fact(BaseModel):
     @classmethod
     def _content_not_blank(cls, value: str) -> str:
         stripped = value.strip()
-        if not stripped:
+        if not visible_text(stripped).strip():
             raise ValueError("content is blank; a fact needs one self-contained sentence")
         return stripped
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from recallmem.extraction.secrets import find_secret, redact
+from recallmem.secrets import find_secret, redact
 
 
 @pytest.mark.parametrize(
