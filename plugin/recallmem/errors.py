@@ -34,7 +34,7 @@ class SecretRefusedError(InvalidInputError):
             f"{field} holds a secret ({', '.join(self.kinds)}); secrets are never stored, "
             'so nothing was written. Store the fact without it (for example "Keeps the '
             "email password in a password manager\"), or set MemoryConfig(secrets='redact') "
-            "to store the text with the secret replaced by a marker"
+            "(RECALLMEM_SECRETS=redact) to store the text with the secret replaced by a marker"
         )
 
 

@@ -37,6 +37,7 @@ from recallmem.errors import MissingScopeError, RecallmemError
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.quoting import quote_text
+from recallmem.secrets import redact
 from recallmem.types import Category, ScoredFact
 
 
@@ -153,7 +154,9 @@ class MemoryToolkit(BaseToolkit):
         memory = self.memory
 
         def stored_text(fact_content: str, new_content: str, category: Category) -> str:
-            key = "remembered" if fact_content == new_content else "confirmed"
+            # Under secrets="redact" the stored text is the redacted one.
+            new = fact_content in (new_content, redact(new_content))
+            key = "remembered" if new else "confirmed"
             content = quote_text(fact_content)
             return texts.responses[key].format(content=content, category=category.value)
 
