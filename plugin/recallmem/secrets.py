@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -37,13 +36,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from recallmem.config import SecretPolicy
 from recallmem.errors import SecretRefusedError
 from recallmem.prompts import compiled_patterns, load_data
+from recallmem.secret_checks import CHECKS, looks_random, looks_strong
 from recallmem.text import STOPWORDS
 from recallmem.types import PROFILE_SECTIONS, Fact, Profile
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _LOOK_BACK = 32  # characters of context a rule's `not_after` sees
 Shape = Literal["any", "strong", "random"]
-Check = Literal["luhn", "china_id", "us_ssn"]
 
 
 class RuleSpec(BaseModel):
@@ -54,7 +53,7 @@ class RuleSpec(BaseModel):
     kind: str = Field(min_length=1)
     patterns: list[str] = Field(min_length=1)
     value: Shape | None = None
-    check: Check | None = None
+    check: Literal["luhn", "china_id", "us_ssn"] | None = None
     not_after: str | None = None
 
     @field_validator("patterns")
@@ -106,93 +105,6 @@ class Finding:
     end: int
 
 
-# -- value shapes and checksums ---------------------------------------------------------
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_HEX = re.compile(r"[0-9a-f]{24,}", re.I)
-
-
-def _strong(value: str) -> bool:
-    return len(value) >= 6 and any(c.isdigit() or not c.isalnum() for c in value)
-
-
-def _random(value: str) -> bool:
-    core = value.rstrip("=")
-    if _UUID.fullmatch(core):
-        return False
-    if _HEX.fullmatch(core):
-        return True
-    digits, lower, upper = (any(test(c) for c in core) for test in
-                            (str.isdigit, str.islower, str.isupper))  # fmt: skip
-    separated = bool(re.search(r"[_\-]", core))
-    return digits and (len(core) >= 32 or (len(core) >= 20 and lower and upper and not separated))
-
-
-def luhn_valid(digits: str) -> bool:
-    """The Luhn checksum of a card number.
-
-    >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
-    (True, False)
-    """
-    total = 0
-    for n, char in enumerate(reversed(digits)):
-        d = int(char) * (2 if n % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|3[068]|35|6[0245]|62|81")
-_CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 2),
-                (4, 4, 4, 3), (4, 4, 4, 4, 2), (6, 13)}  # fmt: skip
-
-
-def _card(raw: str) -> bool:
-    digits = re.sub(r"\D", "", raw)
-    groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
-    grouped = len(groups) == 1 or groups in _CARD_GROUPS
-    return (13 <= len(digits) <= 19 and grouped and bool(_CARD_PREFIX.match(digits))
-            and luhn_valid(digits))  # fmt: skip
-
-
-_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-
-
-def china_id_valid(number: str) -> bool:
-    """An 18-character 身份证 number: a real birth date and the ISO 7064 MOD 11-2 check.
-
-    >>> china_id_valid("11010519491231002X"), china_id_valid("110105194912310021")
-    (True, False)
-    """
-    if not re.fullmatch(r"\d{17}[\dXx]", number):
-        return False
-    try:
-        date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
-    except ValueError:
-        return False
-    total = sum(int(d) * w for d, w in zip(number[:17], _ID_WEIGHTS, strict=True))
-    return "10X98765432"[total % 11] == number[17].upper()
-
-
-def us_ssn_valid(raw: str) -> bool:
-    """A US social security number in the ranges ever issued (no 000, 666, 9xx area...).
-
-    >>> us_ssn_valid("123-45-6789"), us_ssn_valid("666-45-6789"), us_ssn_valid("123-00-6789")
-    (True, False, False)
-    """
-    digits = re.sub(r"\D", "", raw)
-    if len(digits) != 9:
-        return False
-    area, group, serial = int(digits[:3]), int(digits[3:5]), int(digits[5:])
-    return 0 < area < 900 and area != 666 and group > 0 and serial > 0
-
-
-_CHECKS: dict[str, Callable[[str], bool]] = {
-    "luhn": _card,
-    "china_id": china_id_valid,
-    "us_ssn": us_ssn_valid,
-}
-
-
 # -- the compiled rules -----------------------------------------------------------------
 
 
@@ -225,8 +137,8 @@ class SecretRules:
         if not explicit and (folded in self.ignore_values or folded in STOPWORDS):
             return False
         if shape == "strong":
-            return _strong(value)
-        return _random(value) if shape == "random" else True
+            return looks_strong(value)
+        return looks_random(value) if shape == "random" else True
 
     def _accepts(self, rule: Rule, match: re.Match[str]) -> bool:
         named = "value" in match.re.groupindex and match.group("value") is not None
@@ -263,7 +175,7 @@ def _rule(spec: RuleSpec) -> Rule:
         kind=spec.kind,
         patterns=tuple(re.compile(p, _FLAGS) for p in spec.patterns),
         shape=spec.value,
-        check=_CHECKS[spec.check] if spec.check else None,
+        check=CHECKS[spec.check] if spec.check else None,
         not_after=re.compile(spec.not_after, _FLAGS) if spec.not_after else None,
     )
 
@@ -378,14 +290,11 @@ def screen_profile(profile: Profile, policy: SecretPolicy) -> Profile:
 __all__ = [
     "Finding",
     "SecretRules",
-    "china_id_valid",
     "find_secret",
     "load_secret_rules",
-    "luhn_valid",
     "redact",
     "scan",
     "screen_fact",
     "screen_profile",
     "screen_text",
-    "us_ssn_valid",
 ]
