@@ -37,11 +37,15 @@ from recallmem.store.embeddings import (
 )
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
+    check_fact_id,
+    check_flag,
+    check_items,
     check_min_score,
     check_profile,
     check_query,
     edit_fact,
     new_fact,
+    optional_key,
     parse_categories,
     require_user,
 )
@@ -118,9 +122,9 @@ class Memory:
         search = Query(
             text=query,
             vector=embed_query_vector(self.embeddings, query),
-            agent_id=agent_id,
+            agent_id=optional_key(agent_id, "agent_id"),
             categories=parse_categories(categories),
-            include_inactive=include_inactive,
+            include_inactive=check_flag(include_inactive, "include_inactive"),
             k=k,
             min_score=check_min_score(min_score),
         )
@@ -146,7 +150,7 @@ class Memory:
 
     def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
         """One fact by id; with ``user_id``, only if it is that user's."""
-        found = self.store.get([fact_id], user_id=user_id)
+        found = self.store.get([check_fact_id(fact_id)], user_id=user_id)
         if not found:
             raise FactNotFoundError(fact_id)
         return found[0]
@@ -219,7 +223,7 @@ class Memory:
                 now=now,
                 secrets=self.config.secrets,
             )
-            for i in items
+            for i in check_items(items)
         ]
         results: builtins.list[Fact] = []
         for start in range(0, len(candidates), _MERGE_BATCH):
@@ -295,6 +299,11 @@ class Memory:
         ``purge=True`` erases them with their vectors; purging a whole user also erases
         their profiles. Returns how many facts were affected.
         """
+        purge = check_flag(purge, "purge")  # purge="no" must not erase anything
+        thread_id, agent_id = (
+            optional_key(thread_id, "thread_id"),
+            optional_key(agent_id, "agent_id"),
+        )
         if fact_id is not None:
             user_id = self.get(fact_id, user_id=user_id).user_id
         user_id = require_user(user_id)
@@ -322,7 +331,7 @@ class Memory:
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
         user_id = require_user(user_id)
-        stored = self.store.load_profile(user_id, agent_id)
+        stored = self.store.load_profile(user_id, optional_key(agent_id, "agent_id"))
         return stored or Profile(user_id=user_id, agent_id=agent_id)
 
     def set_profile(self, profile: Profile) -> Profile:
@@ -335,7 +344,7 @@ class Memory:
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
         facts = self._repo.index(require_user(user_id)).facts()
-        if agent_id is not None:
+        if (agent_id := optional_key(agent_id, "agent_id")) is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
         profiles = [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
         return build_export(

@@ -98,9 +98,32 @@ def parse_categories(values: Iterable[object] | None) -> frozenset[Category] | N
     """A set of categories, or None for all."""
     if values is None:
         return None
-    if isinstance(values, str):
+    if isinstance(values, str | Category):
         values = [values]
+    if not isinstance(values, Iterable) or isinstance(values, Mapping):
+        raise InvalidInputError(
+            f"categories must be a list of category names, got {_type_name(values)}; use "
+            f"any of: {VALID_CATEGORIES}"
+        )
     return frozenset(parse_category(v) for v in values)
+
+
+def check_fact_id(value: object) -> str:
+    """A fact id: a non-empty string."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"fact_id must be a non-empty string (a fact's id), got {_type_name(value)} {value!r}"
+        )
+    return value
+
+
+def check_items(items: object) -> list[Any]:
+    """The items of a ``remember_many`` call: a list (or other iterable) of mappings."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise InvalidInputError(
+            f"items must be a list of mappings with content and category, got {_type_name(items)}"
+        )
+    return list(items)
 
 
 def check_content(content: object) -> str:

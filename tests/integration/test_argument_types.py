@@ -34,6 +34,22 @@ CALLS: list[tuple[str, Call, str]] = [
      lambda m: m.remember("\u200b\u200d\ufeff \u2060", user_id="ada", category="preference"),
      "content is empty"),
     ("set_profile with a string", lambda m: m.set_profile("x"), "profile must be a recallmem.Profile"),
+    ("get with a number", lambda m: m.get(123), "fact_id must be a non-empty string"),
+    ("recall categories as a number", lambda m: m.recall("tea", user_id="ada", categories=5),
+     "categories must be a list"),
+    ("recall agent as a list", lambda m: m.recall("tea", user_id="ada", agent_id=[1]),
+     "agent_id must be"),
+    ("recall include_inactive as text",
+     lambda m: m.recall("tea", user_id="ada", include_inactive="no"), "include_inactive must be"),
+    ("forget purge as text", lambda m: m.forget(user_id="ada", purge="no"),
+     "purge must be True or False"),
+    ("forget thread as a list", lambda m: m.forget(user_id="ada", thread_id=[1]),
+     "thread_id must be"),
+    ("remember_many items as a number", lambda m: m.remember_many(5, user_id="ada"),
+     "items must be a list"),
+    ("export agent as a list", lambda m: m.export(user_id="ada", agent_id=[1]), "agent_id must be"),
+    ("get_profile agent as a list", lambda m: m.get_profile(user_id="ada", agent_id=[1]),
+     "agent_id must be"),
 ]  # fmt: skip
 
 
