@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import ImportRejectedError, SecretRefusedError
+from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile
 from recallmem.types import Fact, Profile, utcnow
 
@@ -109,6 +110,9 @@ def validate_import(data: object, secrets: SecretPolicy = "refuse") -> Validated
             continue
         except SecretRefusedError as exc:
             rejected.append((row, str(exc)))
+            continue
+        if not visible_text(fact.content).strip():
+            rejected.append((row, "content is blank: only invisible characters"))
             continue
         if fact.id in seen:
             rejected.append((row, f"duplicate fact id {fact.id!r} in this import"))

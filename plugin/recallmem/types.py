@@ -17,8 +17,6 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from recallmem.quoting import visible_text
-
 MAX_CONTENT_CHARS = 2000
 
 
@@ -115,7 +113,7 @@ class Fact(BaseModel):
     @classmethod
     def _content_not_blank(cls, value: str) -> str:
         stripped = value.strip()
-        if not visible_text(stripped).strip():
+        if not stripped:
             raise ValueError("content is blank; a fact needs one self-contained sentence")
         return stripped
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recallmem.errors import PromptError
-from recallmem.quoting import quote_text, visible_text
+from recallmem.quoting import quote_text
 from recallmem.retrieval.injection import (
     build_block,
     load_memory_block_spec,
@@ -134,9 +134,7 @@ def test_memory_text_cannot_close_the_block_or_pose_as_instructions() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    contents=st.lists(
-        st.text(min_size=1, max_size=120).filter(lambda s: visible_text(s).strip()), max_size=15
-    ),
+    contents=st.lists(st.text(min_size=1, max_size=120).filter(lambda s: s.strip()), max_size=15),
     budget=st.integers(min_value=60, max_value=600),
 )
 def test_any_memory_text_stays_inside_one_block_within_budget(
