@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from recallmem.errors import InvalidInputError
 from recallmem.types import Category, Fact, Status
-from recallmem.validation import parse_category
+from recallmem.validation import check_integer, optional_key, optional_text, parse_category
 
 MAX_PAGE = 1000
 
@@ -29,8 +29,10 @@ def select(
     offset: int = 0,
 ) -> list[Fact]:
     """Facts matching every filter given, newest first, one page of them."""
-    if not 1 <= limit <= MAX_PAGE or offset < 0:
-        raise InvalidInputError(f"limit must be 1-{MAX_PAGE} and offset >= 0")
+    check_integer(limit, "limit", 1, MAX_PAGE)
+    check_integer(offset, "offset", 0)
+    agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
+    text = optional_text(text, "text")
     wanted_category = parse_category(category) if category is not None else None
     try:
         wanted_status = Status(status) if status is not None else None

@@ -37,7 +37,19 @@ from recallmem.store.embeddings import (
     embedder_name,
 )
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
-from recallmem.validation import check_query, edit_fact, new_fact, parse_categories, require_user
+from recallmem.validation import (
+    check_fact_id,
+    check_flag,
+    check_items,
+    check_min_score,
+    check_profile,
+    check_query,
+    edit_fact,
+    new_fact,
+    optional_key,
+    parse_categories,
+    require_user,
+)
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -114,11 +126,11 @@ class Memory:
         search = Query(
             text=query,
             vector=embed_query_vector(self.embeddings, query),
-            agent_id=agent_id,
+            agent_id=optional_key(agent_id, "agent_id"),
             categories=parse_categories(categories),
-            include_inactive=include_inactive,
+            include_inactive=check_flag(include_inactive, "include_inactive"),
             k=k,
-            min_score=min_score,
+            min_score=check_min_score(min_score),
             timezone=user_zone(timezone),
         )
         now = utcnow()
@@ -143,7 +155,7 @@ class Memory:
 
     def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
         """One fact by id; with ``user_id``, only if it is that user's."""
-        found = self.store.get([fact_id], user_id=user_id)
+        found = self.store.get([check_fact_id(fact_id)], user_id=user_id)
         if not found:
             raise FactNotFoundError(fact_id, user_id)
         return found[0]
@@ -208,8 +220,15 @@ class Memory:
         user_id = require_user(user_id)
         now = utcnow()
         candidates = [
-            new_fact(i, user_id=user_id, agent_id=agent_id, thread_id=thread_id, now=now)
-            for i in items
+            new_fact(
+                i,
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                now=now,
+                secrets=self.config.secrets,
+            )
+            for i in check_items(items)
         ]
         results: builtins.list[Fact] = []
         for start in range(0, len(candidates), _MERGE_BATCH):
@@ -265,7 +284,7 @@ class Memory:
             old = self.get(fact_id, user_id=old.user_id)  # as of now that we hold the lock
             fact = edit_fact(
                 old, now=utcnow(), content=content, category=category, confidence=confidence,
-                pinned=pinned, status=status, reason=reason,
+                pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
             )  # fmt: skip
             self._repo.save(index, [fact])
             return fact
@@ -285,6 +304,11 @@ class Memory:
         ``purge=True`` erases them with their vectors; purging a whole user also erases
         their profiles. Returns how many facts were affected.
         """
+        purge = check_flag(purge, "purge")  # purge="no" must not erase anything
+        thread_id, agent_id = (
+            optional_key(thread_id, "thread_id"),
+            optional_key(agent_id, "agent_id"),
+        )
         if fact_id is not None:
             user_id = self.get(fact_id, user_id=user_id).user_id
         user_id = require_user(user_id)
@@ -312,12 +336,12 @@ class Memory:
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
         user_id = require_user(user_id)
-        stored = self.store.load_profile(user_id, agent_id)
+        stored = self.store.load_profile(user_id, optional_key(agent_id, "agent_id"))
         return stored or Profile(user_id=user_id, agent_id=agent_id)
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
-        require_user(profile.user_id)
+        profile = check_profile(profile, self.config.secrets)
         self.store.save_profile(profile)
         self._repo.published(profile.user_id)
         return profile
@@ -325,7 +349,7 @@ class Memory:
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
         facts = self._repo.index(require_user(user_id)).facts()
-        if agent_id is not None:
+        if (agent_id := optional_key(agent_id, "agent_id")) is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
         profiles = [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
         return build_export(
@@ -334,7 +358,9 @@ class Memory:
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = accept_import(data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)})
+        checked = accept_import(
+            data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)}, self.config.secrets
+        )
         self.put(checked.facts)
         for profile in checked.profiles:
             self.set_profile(profile)

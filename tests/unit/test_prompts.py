@@ -10,9 +10,9 @@ import pytest
 from recallmem.errors import PromptError
 from recallmem.extraction.filter import load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
-from recallmem.extraction.secrets import load_secret_rules
 from recallmem.prompts import load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
+from recallmem.secrets import load_secret_rules
 from recallmem.signal_prototypes import load_prototype_stage
 from recallmem.signals import load_signals
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts

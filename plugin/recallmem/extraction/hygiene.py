@@ -23,6 +23,7 @@ pinned facts and corrections.
 
 from __future__ import annotations
 
+import html
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from recallmem.extraction.plan import (
     Supersede,
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
-from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
+from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redact
 from recallmem.text import content_units, is_cjk, normalize, units
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
@@ -119,7 +120,8 @@ def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance 
     Quotes are compared normalised (case, width and punctuation ignored); a quote with
     an ellipsis must have every part in the same user message.
     """
-    parts = [normalize(p) for p in quote.replace("…", "...").split("...")]
+    # The prompt shows text escaped (&lt; for <); a quote may copy either form.
+    parts = [normalize(p) for p in html.unescape(quote).replace("…", "...").split("...")]
     parts = [p for p in parts if p]
     if sum(len(p) for p in parts) < MIN_EVIDENCE_CHARS:
         return None, "no evidence quoted from the user's messages"
@@ -148,7 +150,9 @@ class _Planner:
         self.secrets, self.scope_rules, self.new_id = rules.secrets, rules.scope, new_id
         self.ops: list[Operation] = []
         self.dropped: list[Dropped] = [
-            Dropped(content=r.item, reason=f"unreadable model output: {r.reason}")
+            Dropped(
+                content=redact(r.item, rules.secrets), reason=f"unreadable model output: {r.reason}"
+            )
             for r in result.rejected
         ]
         self.touched: set[str] = set()
@@ -161,7 +165,12 @@ class _Planner:
 
     def drop(self, candidate: CandidateFact, reason: str) -> None:
         self.dropped.append(
-            Dropped(content=candidate.content, category=candidate.category.value, reason=reason)
+            # The journal and the report are written to disk: never a secret's text.
+            Dropped(
+                content=redact(candidate.content, self.secrets),
+                category=candidate.category.value,
+                reason=reason,
+            )
         )
 
     def _refusal(self, candidate: CandidateFact) -> str | None:
@@ -169,7 +178,7 @@ class _Planner:
         text = " ".join(
             filter(None, [candidate.content, candidate.evidence, candidate.source_error])
         )
-        if find_secret(text, self.secrets):
+        if find_secret(text, self.secrets, count_redacted=True):
             return "holds a secret (password, key or token); secrets are never stored"
         if out_of_scope := self.scope_rules.violation(candidate.content):
             return out_of_scope
@@ -334,7 +343,7 @@ class _Planner:
             update = self.result.profile.get(section)
             if not update or not update.should_update or not update.summary:
                 continue
-            if find_secret(update.summary, self.secrets):
+            if find_secret(update.summary, self.secrets, count_redacted=True):
                 self.dropped.append(Dropped(content=f"profile {section}", reason="holds a secret"))
             else:
                 changes.append(ProfileChange(section=section, summary=update.summary[:600]))

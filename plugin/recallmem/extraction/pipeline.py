@@ -56,7 +56,7 @@ from recallmem.extraction.writer import MemoryPort, write_journal
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.signals import load_signals
 from recallmem.types import Fact, Status
-from recallmem.validation import require_user
+from recallmem.validation import optional_key, require_user
 
 log = logging.getLogger("recallmem.extraction")
 MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size
@@ -121,6 +121,7 @@ class ExtractionPipeline:
             raise MissingScopeError(
                 "thread_id is required (pass thread_id=...): windows are debounced per thread"
             )
+        agent_id = optional_key(agent_id, "agent_id")
         return ThreadScope(user_id=require_user(user_id), thread_id=thread_id, agent_id=agent_id)
 
     def _queue(self, messages: Sequence[MessageLike], scope: ThreadScope) -> tuple[int, bool]:
