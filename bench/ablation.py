@@ -48,6 +48,7 @@ class Step:
     prf: tuple[int, float] | None = None  # Rocchio: (top m, beta)
     mmr: float = 0.0  # > 0: maximal marginal relevance re-ranking with this lambda
     together: float = 0.0  # > 0: bonus from the best facts said at the same time
+    calibrated: bool = False  # the library's evidence: share of IDF mass, translated, trusted
     note: str = ""
 
 
