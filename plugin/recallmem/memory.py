@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import builtins
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -22,13 +24,13 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
-from recallmem.errors import FactNotFoundError
+from recallmem.errors import FactNotFoundError, QueueUnavailableError, StoreError
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
-from recallmem.store.chroma import FactStore, open_client
+from recallmem.store.chroma import open_store
 from recallmem.store.embeddings import (
     default_embeddings,
     embed_matrix,
@@ -77,15 +79,11 @@ class Memory:
         dimension = getattr(self.embeddings, "dimension", None)
         if not isinstance(dimension, int):
             dimension = len(self.embeddings.embed_query("dimension probe"))
-        self.store = FactStore(
-            open_client(self.config),
-            self.config.collection,
-            embedder_name(self.embeddings),
-            dimension,
-        )
+        self.store = open_store(self.config, embedder_name(self.embeddings), dimension)
         self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_facts)
         if self.config.queue_path.exists():
-            self.extraction  # noqa: B018 - resumes windows left queued by a previous run
+            with suppress(QueueUnavailableError):  # raised again, with what to do, on use
+                self.extraction  # noqa: B018 - resumes windows left queued by a previous run
 
     # reading -----------------------------------------------------------------
 
@@ -342,7 +340,10 @@ class Memory:
         """The durable extraction queue and worker (created on first use)."""
         from recallmem.extraction.pipeline import ExtractionPipeline
 
-        return ExtractionPipeline(self, self.model, self.config)
+        try:
+            return ExtractionPipeline(self, self.model, self.config)
+        except (StoreError, sqlite3.DatabaseError) as exc:
+            raise QueueUnavailableError(self.config.queue_path, exc) from exc
 
     def observe(
         self,
@@ -397,6 +398,7 @@ class Memory:
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
         self._repo.access.flush()
+        self.store.close()
 
     def __enter__(self) -> Memory:
         return self
