@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
@@ -80,7 +81,9 @@ class Memory:
         if not isinstance(dimension, int):
             dimension = len(self.embeddings.embed_query("dimension probe"))
         self.store = open_store(self.config, embedder_name(self.embeddings), dimension)
-        self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_facts)
+        self._repo = FactRepository(
+            self.store, self.embeddings, self.config.index_cache_facts, home=self.config.home
+        )
         if self.config.queue_path.exists():
             with suppress(QueueUnavailableError):  # raised again, with what to do, on use
                 self.extraction  # noqa: B018 - resumes windows left queued by a previous run
@@ -328,9 +331,9 @@ class Memory:
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
         checked = accept_import(data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)})
-        self.put(checked.facts)
-        for profile in checked.profiles:
-            self.set_profile(profile)
+        texts = [f.content for f in checked.facts]
+        vectors = embed_matrix(self.embeddings, texts) if texts else np.zeros((0, 1), np.float32)
+        self._repo.import_facts(checked.facts, vectors, checked.profiles)
         return checked.report()
 
     # extraction ------------------------------------------------------------------

@@ -24,6 +24,7 @@ from recallmem.types import Fact, Profile, utcnow
 FORMAT = "recallmem.export"
 VERSION = 1
 MAX_IMPORT_ROWS = 200_000
+MAX_ID_CHARS = 256
 
 
 class ImportReport(BaseModel):
@@ -72,7 +73,7 @@ def _header_problem(data: object) -> str | None:
         return "the import must be a JSON object as written by `recallmem export`"
     if data.get("format") != FORMAT:
         return f"'format' must be {FORMAT!r}; this is not a recallmem export"
-    if data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data.get("version") != VERSION:  # True == 1
         return f"unsupported export version {data.get('version')!r}; this build reads {VERSION}"
     if not isinstance(data.get("facts"), list) or not isinstance(data.get("profiles", []), list):
         return "'facts' and 'profiles' must be lists"
@@ -85,6 +86,16 @@ def _error_text(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or 'row'}: {err['msg']}" for err in exc.errors()
     )
+
+
+def _unstorable(record: Fact | Profile) -> str | None:
+    """Why the store would refuse a record that passed the model's validation."""
+    fact_id = getattr(record, "id", None)
+    if fact_id is not None and not fact_id.strip():
+        return "'id' is empty; give the fact a non-blank id, or leave 'id' out to get a new one"
+    if fact_id is not None and len(fact_id) > MAX_ID_CHARS:
+        return f"'id' is longer than {MAX_ID_CHARS} characters"
+    return None  # text Chroma cannot encode (a lone surrogate) already fails the model
 
 
 def validate_import(data: object) -> ValidatedImport:
@@ -102,6 +113,9 @@ def validate_import(data: object) -> ValidatedImport:
         except ValidationError as exc:
             rejected.append((row, _error_text(exc)))
             continue
+        if problem := _unstorable(fact):
+            rejected.append((row, problem))
+            continue
         if fact.id in seen:
             rejected.append((row, f"duplicate fact id {fact.id!r} in this import"))
             continue
@@ -109,9 +123,14 @@ def validate_import(data: object) -> ValidatedImport:
         facts.append(fact)
     for row, raw in enumerate(data.get("profiles", [])):
         try:
-            profiles.append(Profile.model_validate(raw))
+            profile = Profile.model_validate(raw)
         except ValidationError as exc:
             rejected.append((row, f"profiles[{row}]: {_error_text(exc)}"))
+            continue
+        if problem := _unstorable(profile):
+            rejected.append((row, f"profiles[{row}]: {problem}"))
+            continue
+        profiles.append(profile)
     return ValidatedImport(facts=facts, profiles=profiles, rejected=rejected)
 
 

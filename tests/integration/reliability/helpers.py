@@ -69,10 +69,11 @@ def start(code: str, *args: str) -> subprocess.Popen[str]:
     return process
 
 
-def kill9(process: subprocess.Popen[str]) -> None:
-    """SIGKILL and reap: no handler, no atexit, no flush runs."""
+def kill9(process: subprocess.Popen[str]) -> str:
+    """SIGKILL and reap (no handler, no atexit, no flush runs); returns what it printed."""
     os.kill(process.pid, signal.SIGKILL)
-    process.communicate(timeout=30)  # reaps it and closes the pipes
+    out, _ = process.communicate(timeout=30)  # reaps it and closes the pipes
+    return out
 
 
 def free_port() -> int:
