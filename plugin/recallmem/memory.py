@@ -38,6 +38,7 @@ from recallmem.store.embeddings import (
     embed_query_vector,
     embedder_name,
 )
+from recallmem.store.scrub import scrub_sqlite
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import check_query, edit_fact, new_fact, parse_categories, require_user
 
@@ -295,6 +296,7 @@ class Memory:
             facts = self.store.get(ids, user_id=user_id)
             if purge:
                 self._repo.purge(index, facts, whole_user=whole_user)
+                scrub_sqlite(self.config.queue_path)  # the words the facts came from
             else:
                 now = utcnow()
                 self._repo.save(index, [

@@ -29,6 +29,7 @@ from recallmem.store.chroma import FactStore
 from recallmem.store.embeddings import embed_matrix
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
+from recallmem.store.scrub import scrub_chroma
 from recallmem.types import Fact, Profile
 
 log = logging.getLogger("recallmem.store")
@@ -114,6 +115,9 @@ class FactRepository:
             self.store.delete_scope(index.user_id)
         index.remove(f.id for f in facts)
         index.revision = self.store.bump_revision(index.user_id)
+        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
+            with self._lock:
+                scrub_chroma(self.store.path)
 
     def published(self, user_id: str) -> None:
         """Mark the user changed outside the facts (a profile); other processes reload."""

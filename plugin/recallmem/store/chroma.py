@@ -22,6 +22,7 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import EmbeddingMismatchError, StoreError
 from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
+from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.lock import HomeLock, acquire
 from recallmem.types import Fact, Profile
 
@@ -68,6 +69,8 @@ def open_store(config: MemoryConfig, embedder: str, dimension: int) -> FactStore
     """The fact store ``config`` names; an embedded one is first locked to this process
     (:mod:`recallmem.store.lock`), and unlocked again if opening fails."""
     lock = None if config.chroma_url else acquire(config.home)
+    if lock is not None:
+        wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
     try:
         client = open_client(config)
         return FactStore(
