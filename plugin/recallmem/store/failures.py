@@ -19,7 +19,7 @@ from pathlib import Path
 from recallmem.errors import DiskFullError, EmbeddingMismatchError, StoreError
 
 # Left free for reads, the log's own bookkeeping and SQLite's rollback journal.
-DISK_RESERVE_BYTES = 2 * 1024 * 1024
+DISK_RESERVE_BYTES = 1024 * 1024
 # What one written byte costs on disk: the log copy, the record, the full-text index
 # (trigrams), the vector index and journal pages (measured about 6x; rounded up).
 WRITE_AMPLIFICATION = 8
