@@ -88,3 +88,21 @@ def _unscrubbed(path: Path, why: str) -> str:
         f"the facts are erased, but {path} could not be rewritten to drop their bytes "
         f"({why}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
     )
+
+
+def main(argv: list[str]) -> int:
+    """``python -m recallmem.store.scrub CHROMA_DIR``: scrub a Chroma server's directory
+    after purges (safe while the server runs: SQLite locks the file between processes)."""
+    if len(argv) != 1 or not (Path(argv[0]) / CHROMA_FILE).exists():
+        print(f"usage: python -m recallmem.store.scrub DIR  (DIR holds {CHROMA_FILE})")
+        return 2
+    try:
+        scrub_chroma(Path(argv[0]))
+    except StoreError as exc:
+        print(f"recallmem: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

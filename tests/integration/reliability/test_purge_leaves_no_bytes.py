@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 from recallmem.types import Profile, ProfileSection
@@ -22,6 +27,7 @@ PENDING = "我的狗叫做旺财九号 and it sleeps all day"
 IMPORTED = "Collects Trimbleworth stamps"
 PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED]
 KEPT = "Grace keeps Hollowmere honey"  # another user's text, which must stay
+PURGE_ROUNDS = 3
 
 
 def files_holding(home: Path, texts: list[str]) -> dict[str, list[str]]:
@@ -75,3 +81,52 @@ def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:
     memory.forget(gone.id, user_id="ada", purge=True)
     assert files_holding(memory.config.home, ["Frobnitz-9000"]) == {}
     assert files_holding(memory.config.home, ["Owns a kettle"])
+
+
+def test_the_scrub_command_cleans_a_chroma_directory(tmp_path: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    directory = tmp_path / "server-data"
+    client = chromadb.PersistentClient(
+        path=str(directory), settings=Settings(anonymized_telemetry=False)
+    )
+    facts = client.get_or_create_collection("scrubbed", embedding_function=None)
+    facts.upsert(ids=["a", "b"], documents=["Owns a Quuxmobile", "Owns a bike"],
+                 embeddings=[[1.0, 0.0], [0.0, 1.0]])  # fmt: skip
+    facts.delete(ids=["a"])
+    assert files_holding(directory, ["Quuxmobile"])  # Chroma's log still has it
+    done = subprocess.run([sys.executable, "-m", "recallmem.store.scrub", str(directory)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert files_holding(directory, ["Quuxmobile"]) == {}
+    assert facts.get(ids=["b"])["documents"] == ["Owns a bike"]
+    client.close()
+
+
+PURGER = """
+import sys
+from recallmem import Memory, MemoryConfig
+from recallmem.testing import HashingEmbeddings
+memory = Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
+user = sys.argv[2]
+memory.remember_many([{"content": f"Fact {n} of {user} Wibblequax", "category": "context"}
+                      for n in range(500)], user_id=user)
+print("ready", flush=True)
+memory.forget(user_id=user, purge=True)
+print("done", flush=True)
+"""
+
+
+def test_kill_9_during_purges_then_purging_again_erases_everything(home: Path) -> None:
+    rng = random.Random(7)
+    for round_ in range(PURGE_ROUNDS):
+        purger = start(PURGER, str(home), f"user{round_}")
+        time.sleep(rng.uniform(0.0, 1.0))
+        kill9(purger)
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
+        for round_ in range(PURGE_ROUNDS):
+            memory.forget(user_id=f"user{round_}", purge=True)  # "forget me" again finishes
+            assert memory.list(user_id=f"user{round_}", status=None) == []
+        assert memory.store.count() == 0
+    assert files_holding(home, ["Wibblequax"]) == {}
