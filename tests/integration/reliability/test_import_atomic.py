@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -19,7 +20,8 @@ from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact
 
-ROUNDS = 4  # kill -9 rounds (each one a fresh import of IMPORT_ROWS rows)
+# kill -9 rounds, each a fresh import of IMPORT_ROWS rows (more: RECALLMEM_CHAOS_ROUNDS)
+ROUNDS = int(os.environ.get("RECALLMEM_CHAOS_ROUNDS", "4"))
 IMPORT_ROWS = 4000
 
 

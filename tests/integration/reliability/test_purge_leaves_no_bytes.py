@@ -27,7 +27,7 @@ PENDING = "我的狗叫做旺财九号 and it sleeps all day"
 IMPORTED = "Collects Trimbleworth stamps"
 PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED]
 KEPT = "Grace keeps Hollowmere honey"  # another user's text, which must stay
-PURGE_ROUNDS = 3
+PURGE_ROUNDS = int(os.environ.get("RECALLMEM_CHAOS_ROUNDS", "3"))
 
 
 def files_holding(home: Path, texts: list[str]) -> dict[str, list[str]]:
