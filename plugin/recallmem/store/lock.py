@@ -43,9 +43,12 @@ class Holder:
 
     @classmethod
     def of_this_process(cls) -> Holder:
-        """This process, as it would be recorded."""
-        command = " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv else "python"
-        return cls(os.getpid(), socket.gethostname(), command[:300], time.time())
+        """This process, as it would be recorded: the program's name, not its arguments
+        (``recallmem remember "..."`` would otherwise leave the fact in the lock file)."""
+        program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+        if program == "__main__.py":  # python -m package
+            program = Path(sys.argv[0]).parent.name
+        return cls(os.getpid(), socket.gethostname(), program or "python", time.time())
 
     @classmethod
     def parse(cls, text: str) -> Holder | None:
@@ -115,8 +118,8 @@ class HomeLock:
         """Record that this process serves the home at ``serve_url`` (for the CLI)."""
         with _registry_lock:
             held = _held[self.home]
-            held.holder = Holder(**{**asdict(held.holder), "serve_url": serve_url,
-                                    "open_access": open_access})  # fmt: skip
+            held.holder = Holder(**{**asdict(held.holder), "command": "recallmem serve",
+                                    "serve_url": serve_url, "open_access": open_access})  # fmt: skip
             _write(held.fd, held.holder)
 
     def release(self) -> None:

@@ -83,6 +83,18 @@ def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:
     assert files_holding(memory.config.home, ["Owns a kettle"])
 
 
+def test_the_cli_leaves_no_fact_text_in_the_lock_file(home: Path) -> None:
+    from recallmem.store.lock import LOCK_NAME
+
+    done = subprocess.run(
+        [sys.executable, "-m", "recallmem.cli", "--home", str(home), "forget", "--user", "ada",
+         "--purge"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads((home / LOCK_NAME).read_text())
+    assert record["command"] == "cli" and "--purge" not in (home / LOCK_NAME).read_text()
+
+
 def test_the_scrub_command_cleans_a_chroma_directory(tmp_path: Path) -> None:
     import chromadb
     from chromadb.config import Settings
