@@ -118,8 +118,9 @@ class HomeLock:
         """Record that this process serves the home at ``serve_url`` (for the CLI)."""
         with _registry_lock:
             held = _held[self.home]
-            held.holder = Holder(**{**asdict(held.holder), "command": "recallmem serve",
-                                    "serve_url": serve_url, "open_access": open_access})  # fmt: skip
+            announced = {"command": "recallmem serve", "serve_url": serve_url,
+                         "open_access": open_access}  # fmt: skip
+            held.holder = Holder(**{**asdict(held.holder), **announced})
             _write(held.fd, held.holder)
 
     def release(self) -> None:
