@@ -50,3 +50,14 @@ def test_moving_the_file_aside_brings_a_new_queue(corrupt_home: Path) -> None:
         observed = memory.observe([{"role": "user", "content": "I moved to Berlin"}], user_id="ada",
                                   thread_id="t2")  # fmt: skip
         assert observed.queued == 1
+
+
+def test_health_is_503_when_the_store_cannot_be_read(home: Path) -> None:
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    client = TestClient(create_app(memory))
+    assert client.get("/v1/health").json()["status"] == "ok"
+    memory.store.close()  # the Chroma client is gone: nothing can be read any more
+    health = client.get("/v1/health")
+    assert health.status_code == 503, health.text
+    assert health.headers["content-type"].startswith("application/problem+json")
+    assert "could not" in health.json()["detail"]
