@@ -129,7 +129,9 @@ class HomeLock:
             if self._released:
                 return
             self._released = True
-            held = _held[self.home]
+            held = _held.get(self.home)
+            if held is None:  # a forked child: the lock is its parent's
+                return
             held.users -= 1
             if held.users == 0:
                 del _held[self.home]
@@ -159,6 +161,18 @@ def acquire(home: Path) -> HomeLock:
         _write(fd, holder)
         _held[home] = _Held(fd, holder, 1)
         return HomeLock(home)
+
+
+def _forget_after_fork() -> None:
+    # A forked child shares the parent's lock (flock follows the open file), but must
+    # not write the parent's home: it forgets the lock, so opening the home there fails.
+    for held in _held.values():
+        with contextlib.suppress(OSError):
+            os.close(held.fd)
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def read_holder(home: Path) -> Holder | None:

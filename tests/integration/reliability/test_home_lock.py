@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -106,3 +108,26 @@ def test_the_cli_while_the_service_runs_prints_the_request_to_make(home: Path) -
     finally:
         service.terminate()
         service.communicate(timeout=30)
+
+
+def _open_in_child(home: str, answers: Any) -> None:
+    try:
+        Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    except StoreLockedError as exc:
+        answers.put(str(exc))
+    else:
+        answers.put("opened")
+
+
+def test_a_forked_child_does_not_inherit_the_home(home: Path) -> None:
+    import multiprocessing
+
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=_open_in_child, args=(str(home), answers))
+    child.start()
+    answer = answers.get(timeout=60)
+    child.join(timeout=60)
+    assert f"pid {os.getpid()}" in answer  # the parent owns it; the child is told so
+    memory.close()
