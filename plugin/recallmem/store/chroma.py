@@ -24,6 +24,7 @@ from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.lock import HomeLock, acquire
+from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
@@ -69,14 +70,18 @@ def open_store(config: MemoryConfig, embedder: str, dimension: int) -> FactStore
     """The fact store ``config`` names; an embedded one is first locked to this process
     (:mod:`recallmem.store.lock`), and unlocked again if opening fails."""
     lock = None if config.chroma_url else acquire(config.home)
-    if lock is not None:
-        wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
     try:
+        unapplied = 0
+        if lock is not None:
+            wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
+            unapplied = report_unapplied(config.chroma_path)
         client = open_client(config)
-        return FactStore(
+        store = FactStore(
             client, config.collection, embedder, dimension,
             path=None if config.chroma_url else config.chroma_path, lock=lock,
         )  # fmt: skip
+        store.unapplied_at_open = unapplied
+        return store
     except BaseException:
         if lock is not None:
             lock.release()
@@ -115,6 +120,7 @@ class FactStore:
         self.path = path
         self.lock = lock
         self.where = str(path) if path is not None else "the Chroma server"
+        self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self._closer = weakref.finalize(self, _close, client, lock)
         with self._errors("open the recallmem collections"):
             self._facts = client.get_or_create_collection(
