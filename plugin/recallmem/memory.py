@@ -11,31 +11,35 @@
 from __future__ import annotations
 
 import builtins
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from datetime import datetime, tzinfo
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
-from recallmem.errors import FactNotFoundError
+from recallmem.errors import FactNotFoundError, QueueUnavailableError, StoreError
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
-from recallmem.store.chroma import FactStore, open_client
+from recallmem.store.chroma import open_store
 from recallmem.store.embeddings import (
     default_embeddings,
     embed_matrix,
     embed_query_vector,
     embedder_name,
 )
+from recallmem.store.scrub import scrub_sqlite
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
     check_fact_id,
@@ -90,15 +94,13 @@ class Memory:
         dimension = getattr(self.embeddings, "dimension", None)
         if not isinstance(dimension, int):
             dimension = len(self.embeddings.embed_query("dimension probe"))
-        self.store = FactStore(
-            open_client(self.config),
-            self.config.collection,
-            embedder_name(self.embeddings),
-            dimension,
+        self.store = open_store(self.config, embedder_name(self.embeddings), dimension)
+        self._repo = FactRepository(
+            self.store, self.embeddings, self.config.index_cache_facts, home=self.config.home
         )
-        self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_facts)
         if self.config.queue_path.exists():
-            self.extraction  # noqa: B018 - resumes windows left queued by a previous run
+            with suppress(QueueUnavailableError):  # raised again, with what to do, on use
+                self.extraction  # noqa: B018 - resumes windows left queued by a previous run
 
     # reading -----------------------------------------------------------------
 
@@ -323,6 +325,7 @@ class Memory:
             facts = self.store.get(ids, user_id=user_id)
             if purge:
                 self._repo.purge(index, facts, whole_user=whole_user)
+                scrub_sqlite(self.config.queue_path)  # the words the facts came from
             else:
                 now = utcnow()
                 self._repo.save(index, [
@@ -361,9 +364,9 @@ class Memory:
         checked = accept_import(
             data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)}, self.config.secrets
         )
-        self.put(checked.facts)
-        for profile in checked.profiles:
-            self.set_profile(profile)
+        texts = [f.content for f in checked.facts]
+        vectors = embed_matrix(self.embeddings, texts) if texts else np.zeros((0, 1), np.float32)
+        self._repo.import_facts(checked.facts, vectors, checked.profiles)
         return checked.report()
 
     # extraction ------------------------------------------------------------------
@@ -373,7 +376,10 @@ class Memory:
         """The durable extraction queue and worker (created on first use)."""
         from recallmem.extraction.pipeline import ExtractionPipeline
 
-        return ExtractionPipeline(self, self.model, self.config)
+        try:
+            return ExtractionPipeline(self, self.model, self.config)
+        except (StoreError, sqlite3.DatabaseError) as exc:
+            raise QueueUnavailableError(self.config.queue_path, exc) from exc
 
     def observe(
         self,
@@ -428,6 +434,7 @@ class Memory:
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
         self._repo.access.flush()
+        self.store.close()
 
     def __enter__(self) -> Memory:
         return self

@@ -6,11 +6,15 @@ eviction order; the facts themselves are never at risk.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable
 
+from recallmem.errors import StoreError
 from recallmem.store.chroma import FactStore
+
+log = logging.getLogger("recallmem.store")
 
 FLUSH_SECONDS = 10.0
 
@@ -38,4 +42,9 @@ class AccessTimes:
         with self._lock:
             pending, self._pending = self._pending, {}
             self._since = time.monotonic()
-        self._store.touch(list(pending.items()))
+        try:
+            self._store.touch(list(pending.items()))
+        except StoreError as exc:
+            # Recall is a read: it must keep working when the disk is full or the store
+            # refuses writes. These times only order eviction, so they are dropped.
+            log.warning("recallmem: %d access time(s) not recorded: %s", len(pending), exc)
