@@ -74,18 +74,14 @@ class Memory:
 
             self.model = model_from_config(self.config)
         self.weights = Weights(half_life_days=self.config.recency_half_life_days)
-        dimension = getattr(self.embeddings, "dimension", None)
-        if not isinstance(dimension, int):
-            dimension = len(self.embeddings.embed_query("dimension probe"))
+        declared = getattr(self.embeddings, "dimension", None)
         self.store = FactStore(
             open_client(self.config),
             self.config.collection,
             embedder_name(self.embeddings),
-            dimension,
+            declared if isinstance(declared, int) else None,
         )
         self._repo = FactRepository(self.store, self.embeddings, self.config.index_cache_facts)
-        if self.config.queue_path.exists():
-            self.extraction  # noqa: B018 - resumes windows left queued by a previous run
 
     # reading -----------------------------------------------------------------
 
@@ -107,9 +103,11 @@ class Memory:
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
         index = self._repo.index(require_user(user_id))
+        vector = embed_query_vector(self.embeddings, query)
+        self.store.check_dimension(len(vector))
         search = Query(
             text=query,
-            vector=embed_query_vector(self.embeddings, query),
+            vector=vector,
             agent_id=agent_id,
             categories=parse_categories(categories),
             include_inactive=include_inactive,
@@ -131,6 +129,7 @@ class Memory:
         """For each text, the ``k`` most similar active facts by meaning alone."""
         index = self._repo.index(require_user(user_id))
         vectors = embed_matrix(self.embeddings, list(texts))
+        self.store.check_dimension(vectors.shape[1])
         return [
             [ScoredFact(fact=f, score=c, parts=ScoreParts(dense=max(c, 0.0))) for f, c in row]
             for row in index.nearest(vectors, agent_id=agent_id, k=k)
@@ -217,6 +216,7 @@ class Memory:
         # A batch is compared with itself as one matrix, so its size bounds time and memory;
         # later batches see earlier ones through the index.
         vectors = embed_matrix(self.embeddings, [c.content for c in candidates])
+        self.store.check_dimension(vectors.shape[1])
         with self._repo.writing(candidates[0].user_id) as index:
             merged = merge_batch(
                 candidates,
@@ -344,6 +344,15 @@ class Memory:
 
         return ExtractionPipeline(self, self.model, self.config)
 
+    def start_background(self) -> None:
+        """Start extracting queued windows in a background thread as they fall due.
+
+        Called by ``MemoryMiddleware``, the service and the first ``observe``; opening a
+        ``Memory`` or reading from it never starts model calls. Without a model it does
+        nothing (windows stay queued).
+        """
+        self.extraction.start_background()
+
     def observe(
         self,
         messages: Sequence[Any],
@@ -379,10 +388,14 @@ class Memory:
 
     def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
         """Windows waiting for extraction (with their user, thread and messages)."""
+        if not self.config.queue_path.exists():  # nothing queued, and no file to create
+            return []
         return self.extraction.pending(user_id)
 
     def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
         """Windows that failed every retry, with the reason."""
+        if not self.config.queue_path.exists():
+            return []
         return self.extraction.dead_letters(user_id)
 
     def retry_dead_letter(self, letter_id: int) -> None:

@@ -150,6 +150,8 @@ class MemoryMiddleware(AgentMiddleware):
             MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []
         )
         self._tool_names = {"recall", "remember"}
+        if extraction == "background":
+            memory.start_background()  # windows left queued by an earlier run resume
 
     # -- scope ----------------------------------------------------------------------
 

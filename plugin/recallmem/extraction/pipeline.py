@@ -111,8 +111,6 @@ class ExtractionPipeline:
         self._reserved_lock = threading.Lock()
         self._warned = False
         self._closed, self._left = False, 0
-        if self.backlog.seconds_until_due() is not None:
-            self._poke()  # work left from before a restart
 
     # -- queueing ---------------------------------------------------------------------
 
@@ -406,6 +404,10 @@ class ExtractionPipeline:
         return self.backlog.usage(user_id=user_id)
 
     # -- the background worker -----------------------------------------------------------
+
+    def start_background(self) -> None:
+        """Run due windows in a background thread from now on (with a model)."""
+        self._poke()
 
     def _poke(self) -> None:
         if self._background and not self._closed:

@@ -72,6 +72,7 @@ def serve(
     config: dict[str, Any] = {"chroma_url": chroma_url, "home": home}
     memory_config = MemoryConfig(**{k: v for k, v in config.items() if v is not None})
     with Memory(memory_config) as memory:
+        memory.start_background()  # a service extracts queued windows as they fall due
         store = memory_config.chroma_url or str(memory_config.chroma_path)
         out.write(
             f"recallmem: {where.notice}\n"
