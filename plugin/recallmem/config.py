@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K
+
 
 def default_home() -> Path:
     """``$RECALLMEM_HOME``, else ``$XDG_DATA_HOME/recallmem``, else ``~/.local/share/recallmem``."""
@@ -41,9 +43,9 @@ class MemoryConfig(BaseSettings):
             "(multilingual-e5-small: pip install 'recallmem[e5]', x86-64 with AVX2)."
         ),
     )
-    recall_k: int = Field(default=6, ge=1, le=100)
+    recall_k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
     dedup_similarity: float = Field(
-        default=0.7,
+        default=DEDUP_SIMILARITY,
         ge=0.5,
         le=1.0,
         description="Cosine at or above which a new fact confirms an existing one.",

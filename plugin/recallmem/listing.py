@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from recallmem.errors import InvalidInputError
+from recallmem.limits import DEFAULT_PAGE, check_page, check_scope_id
 from recallmem.types import Category, Fact, Status
 from recallmem.validation import parse_category
-
-MAX_PAGE = 1000
 
 
 def select(
@@ -25,12 +24,14 @@ def select(
     status: str | Status | None = None,
     thread_id: str | None = None,
     text: str | None = None,
-    limit: int = 50,
+    limit: int = DEFAULT_PAGE,
     offset: int = 0,
 ) -> list[Fact]:
     """Facts matching every filter given, newest first, one page of them."""
-    if not 1 <= limit <= MAX_PAGE or offset < 0:
-        raise InvalidInputError(f"limit must be 1-{MAX_PAGE} and offset >= 0")
+    limit, offset = check_page(limit, offset)
+    agent_id = check_scope_id(agent_id, "agent_id")
+    thread_id = check_scope_id(thread_id, "thread_id")
+    text = check_scope_id(text, "text")
     wanted_category = parse_category(category) if category is not None else None
     try:
         wanted_status = Status(status) if status is not None else None

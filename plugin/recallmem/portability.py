@@ -19,11 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.errors import ImportRejectedError
+from recallmem.limits import MAX_IMPORT_ROWS
 from recallmem.types import Fact, Profile, utcnow
 
 FORMAT = "recallmem.export"
 VERSION = 1
-MAX_IMPORT_ROWS = 200_000
 
 
 class ImportReport(BaseModel):

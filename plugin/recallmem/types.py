@@ -17,7 +17,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-MAX_CONTENT_CHARS = 2000
+# Re-exported: the limit a Fact's content is held to.
+from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
 
 
 def utcnow() -> datetime:

@@ -16,22 +16,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Revision, Source, Status
+from recallmem.errors import InvalidInputError
+from recallmem.limits import MAX_CONTENT_CHARS, check_k, check_scope_id, check_user_id
+from recallmem.limits import check_query as _check_query_text
+from recallmem.types import Category, Fact, Revision, Source, Status
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
-MAX_QUERY_CHARS = 4000
 _ITEM_KEYS = frozenset({"content", "category", "confidence", "source", "pinned", "source_error"})
 
 
 def require_user(user_id: object) -> str:
-    """The user id, or an error naming the argument to pass."""
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise MissingScopeError(
-            "user_id is required and must be a non-empty string: every memory belongs to "
-            "exactly one user (pass user_id=...)"
-        )
-    return user_id
+    """The user id, or an error naming the argument to pass (:func:`limits.check_user_id`)."""
+    return check_user_id(user_id)
 
 
 def parse_category(value: object) -> Category:
@@ -76,14 +72,8 @@ def check_confidence(value: object) -> float:
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:
-    """A non-empty query and a sane k."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query is empty; describe what to recall")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInputError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-        raise InvalidInputError(f"k must be an integer from 1 to 100, got {k!r}")
-    return query.strip(), k
+    """A non-empty query and a sane k (:mod:`recallmem.limits`)."""
+    return _check_query_text(query), check_k(k)
 
 
 def new_fact(
@@ -103,6 +93,8 @@ def new_fact(
         raise InvalidInputError(
             f"unknown item keys {sorted(unknown)}; allowed: {sorted(_ITEM_KEYS)}"
         )
+    agent_id = check_scope_id(agent_id, "agent_id")
+    thread_id = check_scope_id(thread_id, "thread_id")
     source = item.get("source") or Source(thread_id=thread_id, at=now, extractor="manual")
     try:
         return Fact(

@@ -94,7 +94,8 @@ class MemoryMiddleware(AgentMiddleware):
         mode: ``hybrid`` (default), ``tool`` or ``auto``; see the module docs.
         max_injection_tokens: budget of the start-of-thread block (default: the memory's
             ``config.max_injection_tokens``, 2000).
-        recall_k: how many facts the block and each recall consider.
+        recall_k: how many facts the block and each recall consider (default: the
+            memory's ``config.recall_k``).
         note_tokens: budget of the facts added mid-turn (cue or hedge).
         correction_share: share of the block's budget kept for corrections.
         confirm_below: if set, a fact saved this turn below this confidence gets one line
@@ -112,7 +113,7 @@ class MemoryMiddleware(AgentMiddleware):
         *,
         mode: Mode = "hybrid",
         max_injection_tokens: int | None = None,
-        recall_k: int = 8,
+        recall_k: int | None = None,
         note_tokens: int = 600,
         correction_share: float = 0.25,
         confirm_below: float | None = None,
@@ -139,7 +140,7 @@ class MemoryMiddleware(AgentMiddleware):
             memory=memory,
             mode=mode,
             max_injection_tokens=max_injection_tokens or memory.config.max_injection_tokens,
-            recall_k=recall_k,
+            recall_k=recall_k or memory.config.recall_k,
             note_tokens=note_tokens,
             correction_share=correction_share,
             spec=self._spec,

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from recallmem.cli.common import Subparsers, open_memory, scope_args, table
 from recallmem.errors import InvalidInputError
+from recallmem.limits import DEFAULT_PAGE
 from recallmem.memory import Memory
 from recallmem.types import Category, Fact, Status
 
@@ -63,8 +64,8 @@ def _resolve_id(memory: Memory, prefix: str, user_id: str | None) -> str:
     """Accept the 12-character ids the tables show, as git accepts short hashes."""
     if len(prefix) == 32 or not user_id:
         return prefix
-    listed = memory.list(user_id=user_id, status=None, limit=1000)
-    matches = [f.id for f in listed if f.id.startswith(prefix)]
+    ids = [str(f["id"]) for f in memory.export(user_id=user_id)["facts"]]
+    matches = [fact_id for fact_id in ids if fact_id.startswith(prefix)]
     if len(matches) != 1:
         raise InvalidInputError(f"{len(matches)} facts match id prefix {prefix!r}; give more of it")
     return matches[0]
@@ -119,7 +120,7 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("recall", help="search a user's facts")
     p.add_argument("query")
     scope_args(p)
-    p.add_argument("-k", type=int, default=6)
+    p.add_argument("-k", type=int, default=None, help="facts to return (default: recall_k)")
     p.set_defaults(handler=cmd_recall)
 
     p = sub.add_parser("list", help="list a user's facts")
@@ -127,7 +128,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--category", choices=categories)
     p.add_argument("--status", default="active", choices=[*(s.value for s in Status), "all"])
     p.add_argument("--text", help="only facts containing this text")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=int, default=DEFAULT_PAGE)
     p.add_argument("--offset", type=int, default=0)
     p.set_defaults(handler=cmd_list)
 

@@ -54,13 +54,16 @@ LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the
 Neighbours = Sequence[tuple[Fact, float]]
 
 
+_DEFAULT = MemoryConfig.model_fields  # one definition of each default: the config's
+
+
 @dataclass(frozen=True)
 class Policy:
-    """The thresholds hygiene applies."""
+    """The thresholds hygiene applies (by default, the configuration's defaults)."""
 
-    min_confidence: float = 0.7
-    dedup_similarity: float = 0.88
-    max_facts_per_scope: int = 1000
+    min_confidence: float = _DEFAULT["min_confidence"].default
+    dedup_similarity: float = _DEFAULT["dedup_similarity"].default
+    max_facts_per_scope: int = _DEFAULT["max_facts_per_scope"].default
 
     @classmethod
     def from_config(cls, config: MemoryConfig) -> Policy:

@@ -15,14 +15,16 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from langchain_core.language_models import BaseChatModel
 
+from recallmem.limits import inspector_limits
 from recallmem.memory import Memory
 from recallmem.server import chat, facts, health, portability, profile, queue, search
 from recallmem.server.limits import BodyLimit
@@ -65,6 +67,14 @@ def _with_import_schema(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def inspector_page() -> str:
+    """The inspector's page, its form fields bounded by :mod:`recallmem.limits`."""
+    page = (STATIC / "index.html").read_text(encoding="utf-8")
+    for name, value in inspector_limits().items():
+        page = page.replace("{{" + name + "}}", html.escape(value))
+    return page
+
+
 def create_app(
     memory: Memory,
     settings: ServerSettings | None = None,
@@ -93,9 +103,11 @@ def create_app(
     for module in (facts, search, profile, portability, queue, health, chat):
         app.include_router(module.router, dependencies=strict)
 
+    page = inspector_page()
+
     @app.get("/", include_in_schema=False)
-    async def inspector() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+    async def inspector() -> HTMLResponse:
+        return HTMLResponse(page)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

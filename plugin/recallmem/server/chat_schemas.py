@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.server.schemas import MAX_ID_CHARS, NOT_BLANK, ScopeId
+from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
+from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000
 MAX_MESSAGES = 100
