@@ -269,11 +269,11 @@ def _fact(item: Any) -> CandidateFact:
 
 def _supersede(item: Any) -> SupersedeRequest:
     if isinstance(item, str):
-        return SupersedeRequest(id=item.strip("[] "))
+        return SupersedeRequest(fact_id=item.strip("[] "))
     if not isinstance(item, Mapping):
         raise ValueError("a supersede entry must be an object with id, reason, replacement")
     return SupersedeRequest(
-        id=_text(item.get("id")).strip("[]"),
+        fact_id=_text(item.get("id")).strip("[]"),
         reason=_text(item.get("reason")),
         replacement=_text(item.get("replacement")) or None,
     )

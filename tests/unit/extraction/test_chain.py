@@ -137,7 +137,7 @@ def test_the_structured_output_schema_is_the_shape_the_parser_reads() -> None:
     output = ExtractionOutput(
         facts=(CandidateFact(content="Writes Go", category="knowledge", confidence=0.9,
                              evidence="I write Go", message_ids=("m1",)),),
-        supersede=(SupersedeRequest(id="F1", reason="moved", replacement="Lives in Berlin"),),
+        supersede=(SupersedeRequest(fact_id="F1", reason="moved", replacement="Lives in Berlin"),),
         confirmed=("F2",),
         todos_done=("F3",),
         profile={"work_context": ProfileUpdate(should_update=True, summary="Go developer")},
