@@ -1,36 +1,51 @@
 """Chroma and the hot per-user indexes, kept consistent with each other.
 
 Every write goes to Chroma first, then publishes a new revision token for the user,
-then updates this process's index. Every read starts from :meth:`FactRepository.index`,
-which reloads the user when another process published a newer revision. This is the
-only place that knows both, so :class:`~recallmem.Memory` never has to.
+then updates this process's index; it runs under that user's lock, taken here, so no
+caller has to know the protocol. Every read starts from the user's index, which is
+reloaded when another process published a newer revision, so ``get``, ``facts`` and
+``nearest`` all see the same state. This is the only place that knows both Chroma and
+the indexes: :class:`~recallmem.Memory` and the extraction pipeline
+(:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
+
+Access times are the one write a read causes, and it is kept apart: a recall records
+them in memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next
+write, or at :meth:`FactRepository.flush_access_times` (``Memory.close``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.dedup import merge_batch
+from recallmem.errors import FactNotFoundError
 from recallmem.retrieval.index import IndexCache, UserIndex
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore
-from recallmem.store.embeddings import embed_matrix
-from recallmem.types import Fact
+from recallmem.store.embeddings import embed_matrix, embed_query_vector
+from recallmem.types import Fact, Profile, Status, utcnow
+
+Neighbours = list[list[tuple[Fact, float]]]
 
 
 class FactRepository:
-    """Facts of many users: durable in Chroma, searchable in memory."""
+    """Facts of many users: durable in Chroma, searchable in memory, locked per user."""
 
     def __init__(self, store: FactStore, embeddings: Embeddings, cache_facts: int) -> None:
         self.store = store
         self.embeddings = embeddings
-        self.access = AccessTimes(store)
+        self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
-        self._lock = threading.RLock()
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+
+    # -- reading -------------------------------------------------------------------
 
     def _load(self, user_id: str) -> UserIndex:
         revision = self.store.revision(user_id)  # read first: a racing write only adds a reload
@@ -49,50 +64,199 @@ class FactRepository:
             index = self._indexes.get(user_id)
         return index
 
+    def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
+        """One fact by id, as the user's index has it; with ``user_id``, only that user's."""
+        if user_id is None:
+            found = self.store.get([fact_id])
+            if not found:
+                raise FactNotFoundError(fact_id)
+            user_id = found[0].user_id
+        fact = self.index(user_id).get(fact_id)
+        if fact is None:
+            raise FactNotFoundError(fact_id)
+        return fact
+
+    def current(self, ids: Sequence[str], *, user_id: str) -> dict[str, Fact]:
+        """The user's facts among ``ids``, by id (absent ids are left out)."""
+        index = self.index(user_id)
+        return {i: fact for i in dict.fromkeys(ids) if (fact := index.get(i)) is not None}
+
+    def owners(self, ids: Sequence[str]) -> dict[str, str]:
+        """The user of each stored fact among ``ids`` (any user's)."""
+        return {f.id: f.user_id for f in self.store.get(ids)}
+
+    def facts(self, user_id: str) -> list[Fact]:
+        """Every fact of the user, all statuses."""
+        return self.index(user_id).facts()
+
+    def active(self, *, user_id: str, agent_id: str | None) -> list[Fact]:
+        """The active facts of exactly this user and agent (the scope a cap applies to)."""
+        return [
+            f for f in self.facts(user_id) if f.agent_id == agent_id and f.status is Status.ACTIVE
+        ]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of texts, refused if their size is not the collection's."""
+        vectors = embed_matrix(self.embeddings, list(texts))
+        if len(vectors):
+            self.store.check_dimension(int(vectors.shape[1]))
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit vector of one query, refused if its size is not the collection's."""
+        vector = embed_query_vector(self.embeddings, text)
+        self.store.check_dimension(len(vector))
+        return vector
+
+    def nearest(
+        self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int
+    ) -> Neighbours:
+        """For each text, the ``k`` active facts in scope most similar by meaning."""
+        if not texts:
+            return []
+        return self.index(user_id).nearest(self.embed(texts), agent_id=agent_id, k=k)
+
+    def profile(self, *, user_id: str, agent_id: str | None) -> Profile:
+        """The user's profile (empty sections if none was written)."""
+        stored = self.store.load_profile(user_id, agent_id)
+        return stored or Profile(user_id=user_id, agent_id=agent_id)
+
+    def stored_profiles(self, user_id: str, agent_id: str | None) -> list[Profile]:
+        """The profiles written for the user alone and for the agent, if any."""
+        return [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
+
+    def revision(self, user_id: str) -> str | None:
+        """A token that changes whenever the user's memory changes."""
+        return self.store.revision(user_id)
+
+    def count(self) -> int:
+        """How many facts the store holds, all users together."""
+        return self.store.count()
+
+    # -- access times --------------------------------------------------------------
+
+    def accessed(self, index: UserIndex, ids: Sequence[str], at: datetime) -> None:
+        """Note that a recall returned these facts (in memory; no write happens here)."""
+        self._access.add(index.user_id, index.touch(ids, at))
+
+    def flush_access_times(self) -> None:
+        """Write every access time noted so far."""
+        for user_id in self._access.users():
+            with self._locked(user_id):
+                self.store.touch(self._access.take(user_id))
+
+    # -- writing -------------------------------------------------------------------
+
     @contextmanager
-    def writing(self, user_id: str) -> Iterator[UserIndex]:
-        """Hold the write lock with the user's fresh index."""
-        with self._lock:
+    def _locked(self, user_id: str) -> Iterator[None]:
+        with self._locks_guard:
+            lock = self._locks.setdefault(user_id, threading.RLock())
+        with lock:
+            yield
+
+    @contextmanager
+    def _writing(self, user_id: str) -> Iterator[UserIndex]:
+        with self._locked(user_id):
             yield self.index(user_id)
 
-    def write(
+    def _write(
         self,
         index: UserIndex,
         embedded: Sequence[Fact],
         vectors: np.ndarray | None,
         records: Sequence[Fact] = (),
     ) -> None:
-        """Persist facts (``embedded`` with their new vectors, ``records`` without), then
-        publish a new revision, then update the index."""
+        # Chroma first, then the revision, then this process's index.
         if embedded:
             if vectors is None or len(vectors) != len(embedded):
                 raise ValueError("every embedded fact needs its vector")
             self.store.upsert(embedded, vectors)
         self.store.update_records(records)
+        self.store.touch(self._access.take(index.user_id))
         index.revision = self.store.bump_revision(index.user_id)
         if embedded:
             index.upsert(embedded, vectors)
         if records:
             index.upsert(records)
 
-    def save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
-        """Write facts of the index's user, embedding only those whose text changed."""
+    def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
         stale = {
             f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
         }
         embedded = [f for f in facts if f.id in stale]
-        vectors = embed_matrix(self.embeddings, [f.content for f in embedded]) if embedded else None
-        self.write(index, embedded, vectors, [f for f in facts if f.id not in stale])
+        vectors = self.embed([f.content for f in embedded]) if embedded else None
+        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
-    def purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
-        """Erase facts with their vectors; a whole user also loses revision and profiles."""
-        self.store.delete([f.id for f in facts], user_id=index.user_id)
-        if whole_user:
-            self.store.delete_scope(index.user_id)
-        index.remove(f.id for f in facts)
-        index.revision = self.store.bump_revision(index.user_id)
+    def put(self, facts: Sequence[Fact]) -> None:
+        """Write whole fact records as they are, embedding only changed texts; no dedup."""
+        by_user: dict[str, list[Fact]] = {}
+        for fact in facts:
+            by_user.setdefault(fact.user_id, []).append(fact)
+        for user_id, group in by_user.items():
+            with self._writing(user_id) as index:
+                self._save(index, group)
 
-    def published(self, user_id: str) -> None:
-        """Mark the user changed outside the facts (a profile); other processes reload."""
-        with self.writing(user_id) as index:
-            index.revision = self.store.bump_revision(user_id)
+    def remember(
+        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
+    ) -> list[Fact]:
+        """Store new facts of one user and agent, folding duplicates into stored ones.
+
+        Returns, per candidate, the stored fact it became. The batch is compared with
+        itself as one matrix, so callers keep it to about a thousand facts.
+        """
+        vectors = self.embed([c.content for c in candidates])
+        with self._writing(candidates[0].user_id) as index:
+            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)
+            merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)
+            rows = [row for _, row in merged.embedded]
+            embedded = [fact for fact, _ in merged.embedded]
+            self._write(index, embedded, vectors[rows], merged.records)
+        return merged.results
+
+    def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
+        """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
+        owner = self.get(fact_id, user_id=user_id).user_id
+        with self._writing(owner) as index:
+            fact = change(self.get(fact_id, user_id=owner))
+            self._save(index, [fact])
+            return fact
+
+    def forget(
+        self,
+        user_id: str,
+        *,
+        fact_id: str | None,
+        thread_id: str | None,
+        agent_id: str | None,
+        purge: bool,
+    ) -> int:
+        """Soft-delete or erase one fact or a scope of the user's; returns how many."""
+        whole_user = fact_id is None and thread_id is None and agent_id is None
+        with self._writing(user_id) as index:
+            facts = [
+                f
+                for f in index.facts()
+                if (fact_id is None or f.id == fact_id)
+                and (thread_id is None or f.thread_id == thread_id)
+                and (agent_id is None or f.agent_id == agent_id)
+            ]
+            if purge:
+                self.store.delete([f.id for f in facts], user_id=user_id)
+                if whole_user:
+                    self.store.delete_scope(user_id)
+                index.remove(f.id for f in facts)
+                self._access.take(user_id)
+                index.revision = self.store.bump_revision(user_id)
+            else:
+                now = utcnow()
+                gone = [f for f in facts if f.status is not Status.DELETED]
+                deleted = [f.model_copy(update={"status": Status.DELETED, "updated_at": now})
+                           for f in gone]  # fmt: skip
+                self._save(index, deleted)
+            return len(facts)
+
+    def save_profile(self, profile: Profile) -> None:
+        """Replace a profile; other processes reload the user."""
+        with self._writing(profile.user_id) as index:
+            self.store.save_profile(profile)
+            index.revision = self.store.bump_revision(profile.user_id)

@@ -61,7 +61,7 @@ def cmd_eval_extract(args: argparse.Namespace, out: TextIO) -> int:
             model = replay_model(cases) if args.replay else model_from_config(memory.config)
             if model is None:
                 raise ModelNotConfiguredError(_NO_MODEL)
-            report = evaluate(model, memory, memory.config, cases=cases)
+            report = evaluate(model, memory.repository, memory.config, cases=cases)
     out.write(report.table() + "\n")
     return 0
 

@@ -35,8 +35,8 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError, RecallmemError
 from recallmem.extraction.filter import filter_messages
 from recallmem.extraction.pipeline import ExtractionPipeline
+from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport
-from recallmem.extraction.writer import MemoryPort
 from recallmem.prompts import ChatPromptSpec
 from recallmem.testing import FakeChatModel
 from recallmem.types import Category, Fact
@@ -295,7 +295,7 @@ def _score(case: LabelledCase, report: ExtractionReport, profile_text: str) -> C
 
 def evaluate(
     model: BaseChatModel,
-    memory: MemoryPort,
+    facts: FactsPort,
     config: MemoryConfig,
     *,
     cases: Sequence[LabelledCase] | None = None,
@@ -303,24 +303,25 @@ def evaluate(
 ) -> EvalReport:
     """Run every case through the pipeline (each as its own user) and score it.
 
-    ``memory`` should be a scratch one (its facts are the cases' seeds and results);
-    ``config.prompt_dir`` selects the prompt unless ``prompt`` is given.
+    ``facts`` (a ``Memory``'s ``repository``) should be a scratch store (its facts are
+    the cases' seeds and results); ``config.prompt_dir`` selects the prompt unless
+    ``prompt`` is given.
     """
     cases = list(cases) if cases is not None else load_cases()
     run = uuid.uuid4().hex[:8]
-    pipeline = ExtractionPipeline(memory, model, config, prompt=prompt, background=False)
+    pipeline = ExtractionPipeline(facts, model, config, prompt=prompt, background=False)
     scores = []
     try:
         for case in cases:
             user = f"eval-{run}-{case.id}"
-            memory.put(
+            facts.put(
                 [Fact(content=s.content, category=s.category, user_id=user) for s in case.existing]
             )
             try:
                 report = pipeline.extract(list(case.messages), user_id=user, thread_id=case.id)
             except RecallmemError as exc:
                 report = ExtractionReport(user_id=user, thread_id=case.id, error=str(exc))
-            profile = memory.get_profile(user_id=user)
+            profile = facts.profile(user_id=user, agent_id=None)
             text = " ".join(s.summary for s in profile.sections().values())
             score = _score(case, report, text)
             scores.append(

@@ -34,7 +34,7 @@ def service_version() -> str:
 @router.get("/v1/health", response_model=Health, summary="Liveness")
 async def health(state: State) -> Health:
     """``ok`` when the store answers; also says which store and auth mode are in use."""
-    await asyncio.to_thread(state.memory.store.count)
+    await asyncio.to_thread(state.memory.count)
     return Health(
         status="ok",
         version=service_version(),
@@ -59,7 +59,7 @@ def count_facts(memory: Memory, user: str) -> FactCounts:
 
 def extraction_stats(memory: Memory, user: str | None) -> ExtractionStats:
     """Model calls and tokens the extraction queue recorded (for one user, or all)."""
-    usage = memory.extraction.usage(user_id=user)
+    usage = memory.extraction_usage(user_id=user)
     return ExtractionStats(
         calls=usage["calls"],
         input_tokens=usage["input_tokens"],
@@ -87,7 +87,7 @@ async def service_metrics(principal: Caller, state: State) -> Metrics:
             "service-wide metrics need an admin token; a user's token can read "
             "/v1/users/me/metrics",
         )
-    total = await asyncio.to_thread(state.memory.store.count)
+    total = await asyncio.to_thread(state.memory.count)
     extraction = await asyncio.to_thread(extraction_stats, state.memory, None)
     return Metrics(
         scope="service",

@@ -121,8 +121,7 @@ async def recent_extractions(
 ) -> list[Extraction]:
     """The latest extractions of the user's conversations run by this process, newest
     first (the process keeps the last 100 of all users)."""
-    reports = [r for r in reversed(memory.extraction.reports) if r.user_id == user]
-    return [_extraction(r) for r in reports[:limit]]
+    return [_extraction(r) for r in memory.recent_extractions(user, limit)]
 
 
 def _view(memory: Memory, user: str) -> QueueView:
