@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.errors import InvalidInputError
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.queue import PENDING, URGENT, QueueStore, ThreadScope
+from recallmem.extraction.threads import Utterance
 
 
 class PendingEntry(BaseModel):

@@ -7,7 +7,7 @@ where the model supports tools it asks for structured output, and whatever comes
 (tool call, JSON in prose, nothing usable) goes through the same tolerant parser.
 
 >>> from recallmem.testing import FakeChatModel
->>> from recallmem.extraction.filter import Utterance
+>>> from recallmem.extraction.threads import Utterance
 >>> model = FakeChatModel(responses=['{"facts": [{"content": "Writes TypeScript", '
 ...     '"category": "knowledge", "confidence": 0.9, "evidence": "I write TypeScript"}]}'])
 >>> window = prepare([Utterance(id="a1", role="user", content="I write TypeScript")], [])
@@ -30,7 +30,6 @@ from langchain_core.utils.json_schema import dereference_refs
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import ExtractionError, ModelNotConfiguredError
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.parser import (
     ExtractionOutput,
     ExtractionResult,
@@ -38,6 +37,7 @@ from recallmem.extraction.parser import (
     coerce_result,
     parse_extraction,
 )
+from recallmem.extraction.threads import Utterance
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.signals import SignalKind, Signals, load_signals
 from recallmem.types import Fact, Profile, utcnow

@@ -31,7 +31,6 @@ from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.plan import (
     Add,
@@ -46,6 +45,7 @@ from recallmem.extraction.plan import (
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
+from recallmem.extraction.threads import Utterance
 from recallmem.text import content_units, is_cjk, normalize, units
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
 from recallmem.types import PROFILE_SECTIONS, Category
+from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
 _THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")
@@ -75,28 +76,6 @@ class Rejected(BaseModel):
 
     item: str
     reason: str
-
-
-class TokenUsage(BaseModel):
-    """Tokens spent on model calls (as the provider reported them)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            calls=self.calls + other.calls,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
 
 
 class ExtractionOutput(BaseModel):

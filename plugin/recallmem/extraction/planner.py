@@ -12,13 +12,13 @@ from datetime import datetime
 from langchain_core.runnables import Runnable
 
 from recallmem.extraction.chain import prepare
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
 from recallmem.extraction.plan import Add, Plan
 from recallmem.extraction.port import FactsPort
 from recallmem.extraction.queue import ThreadScope, Window
 from recallmem.extraction.report import Journal
+from recallmem.extraction.threads import Utterance
 from recallmem.prompts import ChatPromptSpec
 from recallmem.signals import Signals
 from recallmem.types import Fact
