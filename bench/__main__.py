@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|peers|scale|ablation|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|peers|scale|ablation|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
+    from bench.bilingual_report import bilingual
     from bench.embedders import embedders
     from bench.peers import peers
     from bench.plots import plot_all
@@ -27,6 +28,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     return {
         "locomo": locomo,
         "madial": madial,
+        "bilingual": bilingual,
         "peers": peers,
         "scale": scale,
         "ablation": ablation,
@@ -36,7 +38,17 @@ def _suites() -> dict[str, Callable[..., Any]]:
     }
 
 
-ORDER = ("locomo", "madial", "ablation", "embedders", "peers", "scale", "summary", "plots")
+ORDER = (
+    "locomo",
+    "madial",
+    "bilingual",
+    "ablation",
+    "embedders",
+    "peers",
+    "scale",
+    "summary",
+    "plots",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--max-facts", type=int, default=1_000_000, help="scale: skip corpus sizes above this"
     )
+    parser.add_argument(
+        "--first-look",
+        action="store_true",
+        help="bilingual: save the score before any tuning, once (never overwritten)",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     suites = _suites()
@@ -64,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bench.scale import SIZES
 
             options["sizes"] = tuple(s for s in SIZES if args.min_facts <= s <= args.max_facts)
+        if name == "bilingual":
+            options["first_look"] = args.first_look
         suites[name](quick=args.quick, write=not args.no_write, **options)
     return 0
 

@@ -99,11 +99,40 @@ def ablation_bars(results: dict[str, Any]) -> Figure:
     return fig
 
 
+def bilingual_floor(results: dict[str, Any]) -> Figure:
+    """The no-answer trade-off: no-answer questions given nothing against gold lost."""
+    floor = results["floor"]
+    series = [(f"{system}, pooled", curves) for system, curves in floor["curves"].items()]
+    series += [(f"default, {name} only", c) for name, c in floor.get("by_source", {}).items()]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for label, curves in series:
+        for split, marker in (("dev", "o"), ("test", "x")):
+            rows = [r for r in curves[split]["rows"] if r["gold_lost"] is not None]
+            ax.plot(
+                [r["gold_lost"] for r in rows],
+                [r["noanswer_empty"] or 0.0 for r in rows],
+                linestyle="-" if split == "dev" else ":",
+                marker=marker,
+                markersize=3,
+                label=f"{label}, {split}",
+            )
+    ax.axvline(2.0, color="black", linewidth=0.8, linestyle="--", label="2 % of gold lost")
+    ax.set_xlabel("answerable gold lost below the floor (%)")
+    ax.set_ylabel("no-answer questions given nothing (%)")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.set_title(f"Floor on the top score, 0 to 1 (dev choice {results['floor']['chosen_dev']})")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
 FIGURES = {
     "locomo": ("bench_locomo_categories.png", locomo_categories),
     "peers": ("bench_peers.png", peers_side_by_side),
     "scale": ("bench_scale.png", scale_latency),
     "ablation": ("bench_ablation.png", ablation_bars),
+    "bilingual": ("bench_bilingual_floor.png", bilingual_floor),
 }
 
 

@@ -20,7 +20,16 @@ if TYPE_CHECKING:
     from recallmem.errors import RecallmemError
     from recallmem.extraction.chain import create_extractor
     from recallmem.memory import Memory
-    from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status
+    from recallmem.types import (
+        Category,
+        Fact,
+        Profile,
+        ScoredFact,
+        ScoreParts,
+        ScoreWeights,
+        Source,
+        Status,
+    )
 
 _EXPORTS = {
     "Memory": "recallmem.memory",
@@ -31,6 +40,7 @@ _EXPORTS = {
     "Fact": "recallmem.types",
     "ScoredFact": "recallmem.types",
     "ScoreParts": "recallmem.types",
+    "ScoreWeights": "recallmem.types",
     "Profile": "recallmem.types",
     "Source": "recallmem.types",
     "Category": "recallmem.types",
@@ -48,6 +58,7 @@ __all__ = [
     "Profile",
     "RecallmemError",
     "ScoreParts",
+    "ScoreWeights",
     "ScoredFact",
     "Source",
     "Status",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import tzinfo
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
+from recallmem.retrieval.when import user_zone
 from recallmem.store.chroma import FactStore, open_client
 from recallmem.store.embeddings import default_embeddings, embedder_name
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
@@ -107,11 +109,14 @@ class Memory:
         categories: Iterable[str | Category] | None = None,
         min_score: float | None = None,
         include_inactive: bool = False,
+        timezone: str | tzinfo | None = None,
     ) -> list[ScoredFact]:
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
-        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``.
+        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``. ``timezone``
+        (an IANA name or a ``tzinfo``; UTC if None) is the user's, where "yesterday" or
+        "上周" in the query begin and end.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
         index = self.repository.index(require_user(user_id))
@@ -123,6 +128,7 @@ class Memory:
             include_inactive=include_inactive,
             k=k,
             min_score=min_score,
+            timezone=user_zone(timezone),
         )
         now = utcnow()
         hits = index.search(search, self.weights, now)

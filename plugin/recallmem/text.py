@@ -119,6 +119,21 @@ def is_cjk(unit: str) -> bool:
     return bool(_CJK_CHAR.fullmatch(unit))
 
 
+def has_cjk(text: str) -> bool:
+    """Whether a text holds any CJK character."""
+    return bool(_CJK_CHAR.search(text))
+
+
+def mostly_cjk(text: str) -> bool:
+    """Whether most units of a text are CJK characters: the text's script, for ranking.
+
+    >>> mostly_cjk("我喜欢长篇文章"), mostly_cjk("用 TypeScript 写前端"), mostly_cjk("Uses Vue")
+    (True, True, False)
+    """
+    found = units(text)
+    return bool(found) and sum(1 for unit in found if is_cjk(unit)) * 2 > len(found)
+
+
 @lru_cache(maxsize=65536)
 def content_units(text: str) -> frozenset[str]:
     """The units of a text that carry meaning (stopwords removed)."""

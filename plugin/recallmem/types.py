@@ -136,14 +136,31 @@ class ScoreParts(BaseModel):
     time: float = Field(default=0.0, description="Match with the time the query names, if any.")
 
 
+class ScoreWeights(BaseModel):
+    """What each part of a score counted for this query: ``score = sum(weight * part)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense: float = 0.0
+    lexical: float = 0.0
+    recency: float = 0.0
+    confidence: float = 0.0
+    time: float = 0.0
+
+
 class ScoredFact(BaseModel):
-    """A recalled fact, its final score and the parts the score was made of."""
+    """A recalled fact, its final score, the parts the score was made of and their weights.
+
+    ``weights`` is set for hits of a ranked recall (``Memory.recall``); the score is then
+    the weighted sum of the parts, to rounding.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     fact: Fact
     score: float
     parts: ScoreParts
+    weights: ScoreWeights | None = None
 
 
 PROFILE_SECTIONS = (

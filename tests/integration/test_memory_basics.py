@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
-from recallmem import Category, Memory, Status
+from recallmem import Category, Memory, Source, Status
 from recallmem.errors import FactNotFoundError, InvalidInputError, MissingScopeError
 
 
@@ -12,8 +14,14 @@ def test_remember_then_recall_returns_the_fact_with_score_parts(memory: Memory) 
     memory.remember("Owns a road bike", user_id="ada", category="context")
     hits = memory.recall("reports language Chinese", user_id="ada", k=1)
     assert [h.fact.id for h in hits] == [stored.id]
-    parts = hits[0].parts
-    assert 0 < parts.dense <= 1 and parts.lexical == 1.0 and parts.confidence == 0.9
+    parts, weights = hits[0].parts, hits[0].weights
+    # Two of the query's three words: lexical evidence is that share of its IDF mass.
+    assert 0 < parts.dense <= 1 and 0.3 < parts.lexical < 1.0 and parts.confidence == 0.9
+    assert weights is not None
+    rebuilt = sum(
+        getattr(weights, name) * getattr(parts, name) for name in type(parts).model_fields
+    )
+    assert rebuilt == pytest.approx(hits[0].score, abs=1e-3)
     assert hits[0].fact.last_accessed_at is not None
 
 
@@ -200,6 +208,19 @@ def test_large_batches_are_merged_in_chunks_without_losing_duplicates(memory: Me
 
 def test_a_time_named_in_the_query_shows_in_the_score_parts(memory: Memory) -> None:
     memory.remember("Went hiking in the Alps", user_id="ada", category="context")
-    hit = memory.recall("what did I do this week?", user_id="ada", k=1)[0]
-    assert hit.parts.time > 0
+    long_ago = Source(at=datetime.now(UTC) - timedelta(days=400))
+    memory.remember("Went sailing in Greece", user_id="ada", category="context", source=long_ago)
+    hits = memory.recall("what did I do this week?", user_id="ada", k=2)
+    assert next(h.fact.content for h in hits) == "Went hiking in the Alps"
+    assert hits[0].parts.time > 0 and hits[1].parts.time == 0.0
+    assert hits[0].weights is not None and hits[0].weights.time > 0
     assert memory.recall("hiking", user_id="ada", k=1)[0].parts.time == 0.0
+
+
+def test_a_time_that_every_fact_matches_alike_counts_for_nothing(memory: Memory) -> None:
+    # Everything was said minutes ago: "this week" cannot tell the facts apart.
+    memory.remember("Went hiking in the Alps", user_id="ada", category="context")
+    memory.remember("Went sailing in Greece", user_id="ada", category="context")
+    hits = memory.recall("what did I do this week?", user_id="ada", k=2)
+    assert [h.parts.time for h in hits] == [0.0, 0.0]
+    assert all(h.weights is not None and h.weights.time == 0.0 for h in hits)

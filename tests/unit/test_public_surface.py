@@ -19,6 +19,7 @@ def test_all_is_pinned() -> None:
         "Profile",
         "RecallmemError",
         "ScoreParts",
+        "ScoreWeights",
         "ScoredFact",
         "Source",
         "Status",

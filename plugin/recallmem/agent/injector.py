@@ -65,7 +65,11 @@ class Injector:
         if not query.strip():  # an image-only message, say: nothing to search for
             return []
         return self.memory.recall(
-            query[:MAX_QUERY_CHARS], user_id=scope.user_id, agent_id=scope.agent_id, k=self.recall_k
+            query[:MAX_QUERY_CHARS],
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            k=self.recall_k,
+            timezone=scope.timezone,
         )
 
     def event(

@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -78,6 +79,7 @@ from recallmem.retrieval.injection import (
     load_memory_block_spec,
     render_confirmation,
 )
+from recallmem.retrieval.when import user_zone
 from recallmem.signals import load_signals
 from recallmem.tokens import get_counter
 
@@ -103,7 +105,8 @@ class MemoryMiddleware(AgentMiddleware):
         extraction: ``background`` queues the turn (``memory.observe``); ``inline``
             extracts it before the run returns (``memory.extract``), which costs latency.
         register_tools: add the ``recall`` and ``remember`` tools to the agent.
-        timezone: where "today" is, for the date in the block.
+        timezone: where "today" is, for the date in the block, when the run's context
+            names no ``timezone`` (an IANA name, as ``context={"timezone": "Asia/Shanghai"}``).
         clock: the current time (for tests); timezone-aware.
     """
 
@@ -166,17 +169,19 @@ class MemoryMiddleware(AgentMiddleware):
             # No thread id in the run: the first message's id is stable across its turns.
             first = first_user_message(messages)
             anchor = first.id if first is not None else None
-            scope = Scope(scope.user_id, scope.agent_id, f"thread-{anchor or 'default'}")
+            scope = replace(scope, thread_id=f"thread-{anchor or 'default'}")
         return scope
 
-    def _today(self) -> date:
-        return self._clock().astimezone(self.timezone).date()
+    def _today(self, scope: Scope) -> date:
+        # The run's timezone (context={"timezone": ...}) wins over the middleware's default.
+        zone = user_zone(scope.timezone) if scope.timezone else self.timezone
+        return self._clock().astimezone(zone).date()
 
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
         """Inject the block at the start of a thread (or refresh it) and add cue notes."""
         messages = state["messages"]
         scope = self._scope(messages, runtime)
-        update, events = self.injector.start_turn(messages, scope, self._today())
+        update, events = self.injector.start_turn(messages, scope, self._today(scope))
         for event in events:
             emit(event)
         return update
@@ -186,7 +191,7 @@ class MemoryMiddleware(AgentMiddleware):
         messages = state["messages"]
         scope = self._scope(messages, runtime)
         start = self.injector.start_turn
-        update, events = await asyncio.to_thread(start, messages, scope, self._today())
+        update, events = await asyncio.to_thread(start, messages, scope, self._today(scope))
         for event in events:
             await aemit(event)
         return update

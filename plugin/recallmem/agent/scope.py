@@ -1,12 +1,12 @@
 """Whose memory a run may touch, read from the run itself, never from the model.
 
 The scope comes from ``config["configurable"]`` (``user_id``, ``agent_id``,
-``thread_id``) or from the LangChain 1.x runtime context given to
-``agent.invoke(..., context={"user_id": ...})``. Nothing the model writes into tool
-arguments can change it.
+``thread_id``, and the user's ``timezone``) or from the LangChain 1.x runtime context
+given to ``agent.invoke(..., context={"user_id": ..., "timezone": "Asia/Shanghai"})``.
+Nothing the model writes into tool arguments can change it.
 
 >>> resolve_scope({"configurable": {"user_id": "ada", "thread_id": "t1"}})
-Scope(user_id='ada', agent_id=None, thread_id='t1')
+Scope(user_id='ada', agent_id=None, thread_id='t1', timezone=None)
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ _RUNTIME_KEY = "__pregel_runtime"  # where LangGraph keeps the Runtime in a run'
 
 @dataclass(frozen=True)
 class Scope:
-    """The user (and optionally agent and thread) a run acts for."""
+    """The user (and optionally agent and thread) a run acts for, and the user's timezone
+    (an IANA name: where "today" and "yesterday" are; None for the caller's default)."""
 
     user_id: str
     agent_id: str | None = None
     thread_id: str | None = None
+    timezone: str | None = None
 
 
 def _lookup(source: object, key: str) -> str | None:
@@ -56,4 +58,9 @@ def resolve_scope(config: RunnableConfig | None, context: object = None) -> Scop
             "no user_id for this run: pass it as agent.invoke(..., context={'user_id': ...}) "
             "or config={'configurable': {'user_id': ...}}"
         )
-    return Scope(user_id=user_id, agent_id=first("agent_id"), thread_id=first("thread_id"))
+    return Scope(
+        user_id=user_id,
+        agent_id=first("agent_id"),
+        thread_id=first("thread_id"),
+        timezone=first("timezone"),
+    )

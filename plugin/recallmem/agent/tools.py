@@ -121,7 +121,7 @@ class MemoryToolkit(BaseToolkit):
         def arguments(query: str, k: int | None, config: RunnableConfig) -> dict[str, Any]:
             scope = resolve_scope(config)
             return {"query": query, "user_id": scope.user_id, "agent_id": scope.agent_id,
-                    "k": k or default_k}  # fmt: skip
+                    "k": k or default_k, "timezone": scope.timezone}  # fmt: skip
 
         def recall(
             query: str,

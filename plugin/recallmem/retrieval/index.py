@@ -13,15 +13,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from functools import cached_property
 
 import numpy as np
 
+from recallmem.retrieval.evidence import coverage
 from recallmem.retrieval.lexical import LexicalIndex
-from recallmem.retrieval.ranking import Weights, fuse, score_parts, top_k
+from recallmem.retrieval.lexicon import Lexicon, default_lexicon
+from recallmem.retrieval.ranking import Weights, fuse, lexical_trust, score_parts, top_k
 from recallmem.retrieval.when import mentioned_window
-from recallmem.types import Category, Fact, ScoredFact, ScoreParts, Status
+from recallmem.text import has_cjk, mostly_cjk
+from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights, Status
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class Query:
     include_inactive: bool = False
     k: int = 6
     min_score: float | None = None
+    timezone: tzinfo = UTC  # the user's: where "yesterday" and "上周" begin and end
 
 
 class _Derived:
@@ -48,12 +52,21 @@ class _Derived:
         self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
         self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
         self.said = np.fromiter((_first_said(f) for f in facts), np.float64, len(facts))
+        self.cjk = np.fromiter((mostly_cjk(f.content) for f in facts), bool, len(facts))
         self._contents = [f.content for f in facts]
 
     @cached_property
     def lexical(self) -> LexicalIndex:
         # Built on first search only: dedup's nearest() after each write needs the masks.
         return LexicalIndex(self._contents)
+
+
+def _lexicon_for(query: str, derived: _Derived) -> Lexicon | None:
+    # The dictionary is read on first need only: a memory and a query without Chinese
+    # never pay for it.
+    if has_cjk(query) or derived.cjk.any():
+        return default_lexicon()
+    return None
 
 
 def _first_said(fact: Fact) -> float:
@@ -168,23 +181,34 @@ class UserIndex:
             weights = weights.for_query(query.text)
             cosine = self._vectors[rows] @ query.vector
             age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
+            same_script = derived.cjk[rows] == mostly_cjk(query.text)
+            evidence = coverage(derived.lexical, query.text, _lexicon_for(query.text, derived))
+            trust = lexical_trust(same_script, cosine, weights.trust_top)
             parts = score_parts(
                 cosine,
-                derived.lexical.scores(query.text)[rows],
+                evidence[rows] * trust,
                 age_days,
                 derived.confidence[rows],
                 weights,
                 said_at=derived.said[rows],
-                window=mentioned_window(query.text, now),
+                window=mentioned_window(query.text, now.astimezone(query.timezone)),
             )
             scores = fuse(parts, weights)
             if query.min_score is not None:
                 scores = np.where(scores >= query.min_score, scores, -np.inf)
             best = [i for i in top_k(scores, query.k) if np.isfinite(scores[i])]
+            used = ScoreWeights(
+                dense=weights.dense,
+                lexical=weights.lexical,
+                recency=weights.recency,
+                confidence=weights.confidence,
+                time=0.0 if parts.time is None else weights.time,
+            )
             return [
                 ScoredFact(
                     fact=self._facts[rows[i]],
                     score=round(float(scores[i]), 6),
+                    weights=used,
                     parts=ScoreParts(
                         dense=round(float(parts.dense[i]), 4),
                         lexical=round(float(parts.lexical[i]), 4),

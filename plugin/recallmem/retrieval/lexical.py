@@ -42,7 +42,36 @@ QUESTION_WORDS = frozenset(
         "sort",
         "ever",
     ]
-) | frozenset(["什么", "怎么", "哪里", "为什么", "吗", "呢"])
+) | frozenset(
+    # Chinese as the dictionary segments it (retrieval.evidence), and single characters.
+    [
+        "什么",
+        "怎么",
+        "怎么了",
+        "怎么样",
+        "哪里",
+        "哪儿",
+        "哪个",
+        "哪些",
+        "为什么",
+        "多少",
+        "如何",
+        "是否",
+        "还记得",
+        "记得",
+        "上次",
+        "之前",
+        "告诉",
+        "说过",
+        "提过",
+        "那个",
+        "这个",
+        "吗",
+        "呢",
+        "几",
+        "谁",
+    ]
+)
 
 # (suffix, replacement, shortest stem kept): a light stemmer in the spirit of Porter's
 # step 1, enough to meet plurals and -ing/-ed forms without a dictionary.
@@ -136,6 +165,16 @@ class LexicalIndex:
         self._lengths = lengths
         self._avg_length = float(lengths.mean()) if len(documents) else 0.0
         self.size = len(documents)
+
+    def rows_with(self, wanted: list[str]) -> np.ndarray:
+        """Which documents hold every term in ``wanted`` (index terms, as ``terms`` makes)."""
+        found = np.zeros(self.size, dtype=bool)
+        postings = [self._postings.get(term) for term in wanted]
+        if not postings or any(p is None for p in postings):
+            return found
+        rows = set.intersection(*({row for row, _ in p} for p in postings if p is not None))
+        found[list(rows)] = True
+        return found
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for the query (0 where nothing matches)."""

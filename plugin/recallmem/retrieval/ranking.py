@@ -1,16 +1,24 @@
 """Pure scoring: dense and lexical relevance fused with time, recency and confidence.
 
 Every part is mapped to [0, 1] before the weighted sum, so the weights mean what they
-say and the parts shown to users are comparable. The weights are measured on the
-development splits of the benchmarks (docs/benchmarks.md, "Ablation"), not guessed:
-lexical evidence counts a quarter as much as dense similarity for queries written in
-words, and about a seventh for Chinese or Japanese queries (their character bigrams are
-noisier evidence than whole words: more lets a lone weak CJK match outrank the meaning),
-and when the query names a time ("in June", "last week", "2023年10月"), facts said in
-that window rise.
+say, the parts shown to users are comparable, and ``score = sum(weight * part)`` can be
+rebuilt from what a hit carries. The weights are measured on the development splits of
+the benchmarks (docs/benchmarks.md), not guessed: lexical evidence (the calibrated share
+of the query a fact says, ``retrieval.evidence``) counts a quarter as much as dense
+similarity for queries written in words, and about a seventh for Chinese or Japanese
+queries (a dictionary word is noisier evidence than a whole English word).
+
+Lexical evidence can only speak for facts in the query's script, unless a translation
+connects them. In a memory that mixes Chinese and English, a question whose nearest
+facts by meaning are in the other language is most likely about one of those, and
+same-script word matches would then pull the wrong facts up; so evidence for facts in
+the query's script is trusted by the share of the query's script among the dense top
+few (``lexical_trust``). When the query names a time ("in June", "last week",
+"2023年10月"), facts said in that window rise, unless every candidate matches the window
+alike, when the time says nothing and counts for nothing.
 
 >>> import numpy as np
->>> parts = score_parts(np.array([0.9, 0.2]), np.array([0.0, 4.0]),
+>>> parts = score_parts(np.array([0.9, 0.2]), np.array([0.0, 1.0]),
 ...                     np.array([0.0, 0.0]), np.array([0.9, 0.9]), Weights())
 >>> int(np.argmax(fuse(parts, Weights())))
 0
@@ -23,9 +31,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from recallmem.retrieval.when import Window
-from recallmem.text import is_cjk, units
+from recallmem.text import mostly_cjk
 
 _DAY_SECONDS = 86400.0
+_NO_CONTRAST = 1e-3  # a time part this flat across the candidates ranks nothing
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,9 @@ class Weights:
     """How much each part counts; they need not sum to one.
 
     ``lexical`` applies to queries written in words, ``lexical_cjk`` to queries mostly
-    in CJK characters (see ``for_query``). ``time`` is the bonus for a fact said inside
+    in CJK characters (see ``for_query``); ``trust_top`` is how many of the densest
+    candidates decide how far same-script lexical evidence is trusted
+    (``lexical_trust``). ``time`` is the bonus for a fact said inside
     the window the query names; one said up to ``time_after_days`` after the window
     still earns part of it (people tell of an event in the days after it). Setting a
     weight to 0 switches its technique off.
@@ -47,6 +58,7 @@ class Weights:
     time: float = 0.24
     time_after_days: float = 7.0
     half_life_days: float = 30.0
+    trust_top: int = 3
 
     def for_query(self, query: str) -> Weights:
         """These weights with ``lexical`` set for the query's script.
@@ -56,11 +68,7 @@ class Weights:
         >>> Weights().for_query("What does Mia like to read?").lexical
         0.2
         """
-        found = units(query)
-        cjk = sum(1 for unit in found if is_cjk(unit))
-        if found and cjk * 2 > len(found):
-            return replace(self, lexical=self.lexical_cjk)
-        return self
+        return replace(self, lexical=self.lexical_cjk) if mostly_cjk(query) else self
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ class Parts:
 
 def score_parts(
     cosine: np.ndarray,
-    bm25: np.ndarray,
+    lexical: np.ndarray,
     age_days: np.ndarray,
     confidence: np.ndarray,
     weights: Weights,
@@ -84,22 +92,41 @@ def score_parts(
     said_at: np.ndarray | None = None,
     window: Window | None = None,
 ) -> Parts:
-    """Map raw signals to [0, 1]: cosine clipped, BM25 over its best, recency halved per
-    half-life, and (given the query's ``window`` and when each fact was said, as POSIX
-    seconds) how well each fact's time matches the window."""
-    top = float(bm25.max()) if bm25.size else 0.0
-    lexical = bm25 / top if top > 0 else np.zeros_like(bm25)
+    """Map raw signals to [0, 1]: cosine clipped, lexical evidence (already in [0, 1],
+    trusted as ``lexical_trust`` says) kept, recency halved per half-life, and (given the
+    query's ``window`` and when each fact was said, as POSIX seconds) how well each
+    fact's time matches the window, when that tells the candidates apart."""
     recency = np.power(0.5, np.maximum(age_days, 0.0) / weights.half_life_days)
     timed = None
     if window is not None and said_at is not None and weights.time:
         timed = time_match(said_at, window, weights.time_after_days)
+        if not timed.size or float(timed.max() - timed.min()) < _NO_CONTRAST:
+            timed = None
     return Parts(
         dense=np.clip(cosine, 0.0, 1.0),
-        lexical=lexical.astype(np.float32),
+        lexical=np.clip(lexical, 0.0, 1.0).astype(np.float32),
         recency=recency.astype(np.float32),
         confidence=np.clip(confidence, 0.0, 1.0),
         time=timed,
     )
+
+
+def lexical_trust(same_script: np.ndarray, cosine: np.ndarray, top: int) -> np.ndarray:
+    """How far each fact's lexical evidence is trusted, in [0, 1].
+
+    Facts in another script than the query only match through translations, which
+    are trusted fully; facts in the query's script are trusted by the share of the
+    query's script among the ``top`` facts nearest by meaning.
+
+    >>> same = np.array([True, False, False, True])
+    >>> [round(float(t), 2) for t in lexical_trust(same, np.array([0.2, 0.9, 0.8, 0.7]), 3)]
+    [0.33, 1.0, 1.0, 0.33]
+    """
+    if not same_script.size:
+        return np.ones(0, dtype=np.float32)
+    nearest = np.argsort(-cosine, kind="stable")[:top]
+    share = float(same_script[nearest].mean())
+    return np.where(same_script, share, 1.0).astype(np.float32)
 
 
 def time_match(said_at: np.ndarray, window: Window, after_days: float) -> np.ndarray:
@@ -119,7 +146,8 @@ def time_match(said_at: np.ndarray, window: Window, after_days: float) -> np.nda
     known = np.isfinite(said_at)
     match = np.zeros(said_at.shape, dtype=np.float32)
     if window.month is not None:
-        seconds = np.where(known, said_at, 0).astype("datetime64[s]")
+        local = np.where(known, said_at + window.utc_offset, 0)
+        seconds = local.astype("datetime64[s]")
         months = seconds.astype("datetime64[M]").astype(np.int64) % 12 + 1
         match[known & (months == window.month)] = 1.0
         return match

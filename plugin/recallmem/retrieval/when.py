@@ -2,7 +2,10 @@
 
 Pure and model-free. A query naming a date, a month or a year is asking about what was
 said then; ranking favours facts said in that window (``ranking.time_match``). English
-and Chinese, absolute and relative to ``now``; anything else names no window.
+and Chinese, absolute and relative to ``now``; anything else names no window. Days,
+weeks, months and years are the user's: they start at midnight in ``now``'s timezone
+(give ``now`` in the user's zone; a naive ``now`` is taken as UTC), so "yesterday" asked
+at 23:30 in Shanghai is the Shanghai day before, whatever the date in UTC.
 
 >>> from datetime import UTC, datetime
 >>> now = datetime(2024, 3, 15, tzinfo=UTC)
@@ -14,13 +17,20 @@ datetime.date(2023, 2, 1)
 2023
 >>> mentioned_window("What is my favourite colour?", now) is None
 True
+>>> from zoneinfo import ZoneInfo
+>>> late = datetime(2024, 3, 15, 15, 30, tzinfo=UTC).astimezone(ZoneInfo("Asia/Shanghai"))
+>>> mentioned_window("昨天", late).start.isoformat()
+'2024-03-14T00:00:00+08:00'
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from recallmem.errors import InvalidInputError
 
 _MONTHS = [
     "january",
@@ -66,78 +76,117 @@ _RELATIVE = (
 
 @dataclass(frozen=True)
 class Window:
-    """A span of time, ``[start, end)``, or a month of any year (``month``, 1-12)."""
+    """A span of time, ``[start, end)``, or a month of any year (``month``, 1-12, in the
+    zone ``utc_offset`` seconds east of UTC)."""
 
     start: datetime | None = None
     end: datetime | None = None
     month: int | None = None
+    utc_offset: float = 0.0
 
 
-def _day(year: int, month: int, day: int) -> Window | None:
+def _day(year: int, month: int, day: int, zone: tzinfo) -> Window | None:
     try:
-        start = datetime(year, month, day, tzinfo=UTC)
+        start = datetime(year, month, day, tzinfo=zone)
     except ValueError:
         return None  # "31 February" names no day
-    return Window(start, start + timedelta(days=1))
+    return Window(start, _add_days(start, 1))
 
 
-def _month(year: int, month: int) -> Window | None:
+def _add_days(start: datetime, days: int) -> datetime:
+    # Wall-clock arithmetic, so a day across a daylight-saving change still ends at midnight.
+    moved = start.replace(tzinfo=None) + timedelta(days=days)
+    return moved.replace(tzinfo=start.tzinfo)
+
+
+def _month(year: int, month: int, zone: tzinfo) -> Window | None:
     if not 1 <= month <= 12:
         return None
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    start = datetime(year, month, 1, tzinfo=zone)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=zone)
     return Window(start, end)
 
 
-def _year(year: int) -> Window:
-    return Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
+def _year(year: int, zone: tzinfo) -> Window:
+    return Window(datetime(year, 1, 1, tzinfo=zone), datetime(year + 1, 1, 1, tzinfo=zone))
 
 
 def _relative(unit: str, offset: int, now: datetime) -> Window:
-    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    zone = now.tzinfo or UTC
+    today = datetime(now.year, now.month, now.day, tzinfo=zone)
     if unit == "day":
-        start = today + timedelta(days=offset)
-        return Window(start, start + timedelta(days=1))
+        start = _add_days(today, offset)
+        return Window(start, _add_days(start, 1))
     if unit == "week":
-        start = today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
-        return Window(start, start + timedelta(weeks=1))
+        start = _add_days(today, 7 * offset - today.weekday())
+        return Window(start, _add_days(start, 7))
     if unit == "month":
         index = today.year * 12 + today.month - 1 + offset
-        window = _month(index // 12, index % 12 + 1)
+        window = _month(index // 12, index % 12 + 1, zone)
         assert window is not None  # a computed month is always valid
         return window
-    return _year(today.year + offset)
+    return _year(today.year + offset, zone)
 
 
-def _absolute(text: str) -> Window | None:
+def _absolute(text: str, zone: tzinfo) -> Window | None:
     if match := _DAY_MONTH_YEAR.search(text):
         day, month, year = match.groups()
-        return _day(int(year), _MONTH_OF[month], int(day))
+        return _day(int(year), _MONTH_OF[month], int(day), zone)
     if match := _MONTH_DAY_YEAR.search(text):
         month, day, year = match.groups()
-        return _day(int(year), _MONTH_OF[month], int(day))
+        return _day(int(year), _MONTH_OF[month], int(day), zone)
     if match := _ZH_DATE.search(text):
         year, month, day = match.groups()
-        return _day(int(year), int(month), int(day)) if day else _month(int(year), int(month))
+        if day:
+            return _day(int(year), int(month), int(day), zone)
+        return _month(int(year), int(month), zone)
     if match := _MONTH_YEAR.search(text):
         month, year = match.groups()
-        return _month(int(year), _MONTH_OF[month])
+        return _month(int(year), _MONTH_OF[month], zone)
     return None
 
 
+def _offset(now: datetime) -> float:
+    delta = now.utcoffset()
+    return delta.total_seconds() if delta is not None else 0.0
+
+
 def mentioned_window(text: str, now: datetime) -> Window | None:
-    """The first time window ``text`` names, most specific form first; None if none."""
+    """The first time window ``text`` names, most specific form first; None if none.
+
+    Windows are in ``now``'s timezone (UTC for a naive ``now``)."""
+    zone = now.tzinfo or UTC
     lowered = text.lower()
-    window = _absolute(lowered)
+    window = _absolute(lowered, zone)
     if window is not None:
         return window
     for pattern, unit, offset in _RELATIVE:
         if pattern.search(lowered):
             return _relative(unit, offset, now)
     if match := _YEAR_ALONE.search(lowered):
-        return _year(int(match.group(1) or match.group(2)))
+        return _year(int(match.group(1) or match.group(2)), zone)
     if match := _IN_MONTH.search(lowered):
-        return Window(month=_MONTH_OF[match.group(1)])
+        return Window(month=_MONTH_OF[match.group(1)], utc_offset=_offset(now))
     if (match := _ZH_MONTH.search(lowered)) and 1 <= int(match.group(1)) <= 12:
-        return Window(month=int(match.group(1)))
+        return Window(month=int(match.group(1)), utc_offset=_offset(now))
     return None
+
+
+def user_zone(timezone: str | tzinfo | None) -> tzinfo:
+    """The user's timezone from an IANA name ("Asia/Shanghai") or a ``tzinfo``; UTC if None.
+
+    >>> str(user_zone("Asia/Shanghai")), user_zone(None)
+    ('Asia/Shanghai', datetime.timezone.utc)
+    """
+    if timezone is None or isinstance(timezone, tzinfo):
+        return timezone or UTC
+    if not isinstance(timezone, str) or not timezone.strip():
+        raise InvalidInputError(
+            f"timezone must be an IANA name such as 'Asia/Shanghai', got {timezone!r}"
+        )
+    try:
+        return ZoneInfo(timezone.strip())
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise InvalidInputError(
+            f"unknown timezone {timezone!r}: use an IANA name such as 'Asia/Shanghai' or 'UTC'"
+        ) from error

@@ -392,3 +392,17 @@ def test_an_image_only_message_is_handled(
                                 config={"configurable": {"thread_id": "img"}})  # fmt: skip
     assert model.calls == 1  # nothing to recall for, so no forced retry
     assert result["messages"][-1].text == HEDGE
+
+
+def test_the_block_date_follows_the_run_timezone(
+    make_memory: Callable[..., Memory], run: type[Run]
+) -> None:
+    memory = make_memory()
+    memory.remember("Prefers reports written in Chinese", user_id="ada", category="preference")
+    # 16:30 UTC on the 2nd is 00:30 on the 3rd in Shanghai.
+    model = FakeChatModel(responses=["ok"], cycle=True)
+    agent = run(memory, model, clock=lambda: datetime(2025, 6, 2, 16, 30, tzinfo=UTC))
+    agent.say("Write the report", timezone="Asia/Shanghai")
+    assert 'date="2025-06-03"' in model.requests[0][0].text
+    agent.say("Write the report", thread="t2")  # no timezone in the run: the middleware's UTC
+    assert 'date="2025-06-02"' in model.requests[1][0].text

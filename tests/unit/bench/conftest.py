@@ -141,6 +141,24 @@ TOY_MADIAL_DIALOGUE = [
 ]
 
 
+# MemoryBank-CN's shape: per user name, dated turns; probing questions without gold.
+TOY_MEMORYBANK = {
+    "张三": {
+        "name": "张三",
+        "history": {
+            "2023-04-27": [
+                {"query": "今天我在公园跑了五公里。", "response": "真厉害！"},
+                {"query": "我喜欢听爵士乐。", "response": "爵士乐很放松。"},
+            ],
+            "2023-05-02": [{"query": "我去了博物馆看恐龙展。", "response": "听起来很有趣。"}],
+        },
+        "meta_information": {"name": "张三"},
+    }
+}
+TOY_PROBES = [{"张三": ["在4月27号这天，我在公园里跑了多久？", "我喜欢听什么类型的音乐？",
+                       "在6月1号我做了什么？"]}]  # fmt: skip
+
+
 @pytest.fixture
 def toy_data(tmp_path: Path) -> Path:
     """A data folder laid out like ../shared/bench, holding the toy data above."""
@@ -151,4 +169,9 @@ def toy_data(tmp_path: Path) -> Path:
     for name, rows in (("memory", TOY_MADIAL_MEMORY), ("dialogue", TOY_MADIAL_DIALOGUE)):
         lines = "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
         (madial / f"MADial-Bench-zh-{name}.json").write_text(lines + "\n", encoding="utf-8")
+    bank = tmp_path / "memorybank_cn"
+    bank.mkdir()
+    (bank / "memory_bank_cn.json").write_text(json.dumps(TOY_MEMORYBANK), encoding="utf-8")
+    probes = "\n".join(json.dumps(line, ensure_ascii=False) for line in TOY_PROBES)
+    (bank / "probing_questions_cn.jsonl").write_text(probes + "\n", encoding="utf-8")
     return tmp_path

@@ -6,6 +6,8 @@ import importlib
 import pytest
 
 MODULES = [
+    "bench.bilingual_data",
+    "bench.bilingual_metrics",
     "bench.data",
     "bench.metrics",
     "bench.report",

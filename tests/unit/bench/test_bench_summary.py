@@ -19,12 +19,36 @@ def test_targets_are_judged_on_the_test_split(tmp_path: Path) -> None:
         tmp_path,
     )
     rows = verdicts(measured(tmp_path))
-    assert [r[4] for r in rows] == ["not met (-1.5)", "met", "met"]
+    assert [r[4] for r in rows] == ["not met (-1.5)", "met", "met", "not measured", "not measured"]
     assert rows[0][2:4] == [70.0, 66.5]
 
 
 def test_missing_results_are_not_measured(tmp_path: Path) -> None:
-    assert [r[4] for r in verdicts(measured(tmp_path))] == ["not measured"] * 3
+    assert [r[4] for r in verdicts(measured(tmp_path))] == ["not measured"] * 5
+
+
+def _kinds(**top1: float) -> dict[str, object]:
+    return {
+        "overall": {"top1": sum(top1.values()) / len(top1)},
+        "kind": {kind: {"top1": value} for kind, value in top1.items()},
+    }
+
+
+def test_the_bilingual_targets_count_kinds_below_plain_cosine(tmp_path: Path) -> None:
+    default = {"dev": _kinds(en_en=95.0, zh_en=80.0), "test": _kinds(en_en=94.0, zh_en=91.0)}
+    cosine = {"dev": _kinds(en_en=90.0, zh_en=85.0), "test": _kinds(en_en=90.0, zh_en=90.0)}
+    worse = {"dev": _kinds(dialogue=40.0), "test": _kinds(dialogue=40.0)}
+    better = {"dev": _kinds(dialogue=50.0), "test": _kinds(dialogue=30.0)}
+    results = {
+        "bilingual (all blind sets)": {"default": default, "cosine": cosine},
+        "set_a": {"default": default, "cosine": cosine},
+        "madial": {"default": worse, "cosine": better},
+    }
+    save_results("bilingual", {"results": results}, tmp_path)
+    rows = verdicts(measured(tmp_path))
+    assert rows[3][2:] == [87.5, 92.5, "met"]
+    # dev: set_a's zh_en and madial's dialogue; the pooled row is not counted again.
+    assert rows[4][2:] == [2.0, 0.0, "met"]
 
 
 def _step(label: str, locomo: float, madial: float) -> dict[str, object]:

@@ -4,7 +4,14 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from recallmem.retrieval.ranking import Weights, fuse, score_parts, time_match, top_k
+from recallmem.retrieval.ranking import (
+    Weights,
+    fuse,
+    lexical_trust,
+    score_parts,
+    time_match,
+    top_k,
+)
 from recallmem.retrieval.when import Window
 
 MAY_1 = Window(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
@@ -42,11 +49,12 @@ def test_a_fact_said_in_the_named_window_outranks_a_closer_paraphrase() -> None:
     assert np.argmax(_parts(MAY_1, Weights(time=0.0))) == 0  # switched off
 
 
-def test_parts_are_in_unit_range_and_lexical_is_relative_to_the_best() -> None:
-    parts = score_parts(np.array([1.2, -0.3]), np.array([2.0, 1.0]), np.array([0.0, 30.0]),
+def test_parts_are_in_unit_range_and_lexical_evidence_is_kept_as_given() -> None:
+    parts = score_parts(np.array([1.2, -0.3]), np.array([0.25, 1.5]), np.array([0.0, 30.0]),
                         np.array([0.9, 0.5]), Weights())  # fmt: skip
     assert parts.dense.tolist() == [1.0, 0.0]
-    assert parts.lexical.tolist() == [1.0, 0.5]
+    # Calibrated evidence is not rescaled to the best match: a weak best stays weak.
+    assert parts.lexical.tolist() == [0.25, 1.0]
     assert parts.recency.tolist() == pytest.approx([1.0, 0.5])
     assert parts.time is None
 
@@ -66,14 +74,32 @@ def test_lexical_weight_follows_the_query_script() -> None:
     assert weights.for_query("").lexical == 0.2
 
 
-def test_a_rare_word_match_can_outrank_a_closer_paraphrase_in_english_only() -> None:
-    # Same raw signals for both queries: only the script decides how much BM25 counts.
-    cosine, bm25 = np.array([0.62, 0.50]), np.array([0.0, 3.0])
+def test_a_full_lexical_match_can_outrank_a_closer_paraphrase_in_english_only() -> None:
+    # Same raw signals for both queries: only the script decides how much evidence counts.
+    cosine, evidence = np.array([0.62, 0.50]), np.array([0.0, 1.0])
 
     def winner(query: str) -> int:
         weights = Weights(lexical=0.2, lexical_cjk=0.05).for_query(query)
-        parts = score_parts(cosine, bm25, np.zeros(2), np.full(2, 0.9), weights)
+        parts = score_parts(cosine, evidence, np.zeros(2), np.full(2, 0.9), weights)
         return int(np.argmax(fuse(parts, weights)))
 
     assert winner("what did Mia name her dog") == 1
     assert winner("米娅给她的狗起了什么名字") == 0
+
+
+def test_a_time_every_candidate_matches_alike_counts_for_nothing() -> None:
+    # "last week" over facts all said minutes ago: the window cannot tell them apart.
+    said = np.array([_at(2023, 5, 1, 9), _at(2023, 5, 1, 10)])
+    parts = score_parts(np.array([0.6, 0.5]), np.zeros(2), np.zeros(2), np.full(2, 0.9),
+                        Weights(), said_at=said, window=MAY_1)  # fmt: skip
+    assert parts.time is None
+    assert fuse(parts, Weights()).tolist() == pytest.approx([0.8 * 0.6 + 0.076, 0.8 * 0.5 + 0.076])
+
+
+def test_same_script_evidence_is_trusted_by_the_script_of_the_nearest_facts() -> None:
+    same = np.array([True, True, False, False])
+    # The nearest facts by meaning are in the other language: a same-script word match
+    # is probably about something else.
+    assert lexical_trust(same, np.array([0.3, 0.2, 0.9, 0.8]), 2).tolist() == [0, 0, 1, 1]
+    assert lexical_trust(same, np.array([0.9, 0.8, 0.3, 0.2]), 2).tolist() == [1, 1, 1, 1]
+    assert lexical_trust(np.zeros(0, dtype=bool), np.zeros(0), 3).size == 0
