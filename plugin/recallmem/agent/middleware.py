@@ -52,11 +52,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -73,6 +73,7 @@ from recallmem.agent.scope import Scope, resolve_scope
 from recallmem.agent.tools import MemoryToolkit
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, ExtractionEvent, aemit, emit
+from recallmem.extraction.report import ExtractionReport
 from recallmem.memory import Memory
 from recallmem.prompts import load_tool_texts
 from recallmem.retrieval.injection import (
@@ -159,12 +160,14 @@ class MemoryMiddleware(AgentMiddleware):
 
     # -- scope ----------------------------------------------------------------------
 
-    def _scope(self, messages: Sequence[BaseMessage], runtime: Any) -> Scope:
+    def _scope(
+        self, messages: Sequence[BaseMessage], runtime: Runtime[Any] | ToolRuntime[Any, Any] | None
+    ) -> Scope:
         try:
             config: RunnableConfig | None = get_config()
         except RuntimeError:
             config = None
-        scope = resolve_scope(config, getattr(runtime, "context", None))
+        scope = resolve_scope(config, runtime.context if runtime is not None else None)
         if scope.thread_id is None:
             # No thread id in the run: the first message's id is stable across its turns.
             first = first_user_message(messages)
@@ -314,16 +317,20 @@ class MemoryMiddleware(AgentMiddleware):
 
     # -- after the turn ----------------------------------------------------------------
 
-    def _low_confidence(self, turn: Sequence[BaseMessage], report: Any) -> list[str]:
+    def _low_confidence(
+        self, turn: Sequence[BaseMessage], report: ExtractionReport | None
+    ) -> list[str]:
         if self.confirm_below is None:
             return []
         found = remembered_below(turn, self.confirm_below)
-        for change in getattr(report, "added", ()) if report is not None else ():
+        for change in report.added if report is not None else ():
             if change.fact.confidence < self.confirm_below:
                 found.append(change.fact.content)
         return found
 
-    def _observe(self, conversation: list[AnyMessage], scope: Scope) -> Any:
+    def _observe(
+        self, conversation: Sequence[BaseMessage], scope: Scope
+    ) -> ExtractionReport | None:
         """Hand the turn to extraction; a failure is logged, never loses the reply."""
         user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id or "default"
         try:
@@ -340,7 +347,7 @@ class MemoryMiddleware(AgentMiddleware):
         self, messages: Sequence[BaseMessage], scope: Scope
     ) -> tuple[Update, list[Event]]:
         conversation = visible(messages)
-        report = self._observe(conversation, scope)  # type: ignore[arg-type]
+        report = self._observe(conversation, scope)
         events: list[Event] = [ExtractionEvent.from_report(report)] if report is not None else []
         _, turn = current_turn(messages)
         reply = last_reply(turn)

@@ -46,6 +46,12 @@ def cmd_retry(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_drop(args: argparse.Namespace, out: TextIO) -> int:
+    open_memory(args).drop_dead_letter(args.letter_id)
+    out.write(f"dead letter {args.letter_id} is discarded\n")
+    return 0
+
+
 def cmd_eval_extract(args: argparse.Namespace, out: TextIO) -> int:
     """Score a prompt directory against the labelled set, in a scratch memory."""
     from recallmem.extraction.chain import model_from_config
@@ -79,6 +85,10 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("retry", help="queue a dead letter again")
     p.add_argument("letter_id", type=int)
     p.set_defaults(handler=cmd_retry)
+
+    p = sub.add_parser("drop-dead-letter", help="discard a dead letter for good")
+    p.add_argument("letter_id", type=int)
+    p.set_defaults(handler=cmd_drop)
 
     p = sub.add_parser("eval-extract", help="score an extraction prompt on the labelled set")
     p.add_argument("--model", help="model name at the configured OpenAI-compatible endpoint")
