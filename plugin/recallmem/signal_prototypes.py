@@ -30,12 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import load_data
 from recallmem.signal_kinds import Language, SignalKind
+from recallmem.text import has_cjk
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 # Clause boundaries for the span shown to the caller (the decision uses the whole text).
 _CLAUSE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=[.:：])\s")
 
@@ -98,7 +98,7 @@ def language_of(text: str) -> Language:
     >>> language_of("按上次那个 plan 来"), language_of("as usual")
     ('zh', 'en')
     """
-    return "zh" if _CJK.search(text) else "en"
+    return "zh" if has_cjk(text) else "en"
 
 
 class PrototypeStage:

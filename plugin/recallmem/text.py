@@ -119,6 +119,12 @@ def is_cjk(unit: str) -> bool:
     return bool(_CJK_CHAR.fullmatch(unit))
 
 
+def cjk_share(text: str) -> float:
+    """The share of a text's units that are CJK characters (0 for no text)."""
+    found = units(text)
+    return sum(map(is_cjk, found)) / len(found) if found else 0.0
+
+
 def has_cjk(text: str) -> bool:
     """Whether a text holds any CJK character."""
     return bool(_CJK_CHAR.search(text))

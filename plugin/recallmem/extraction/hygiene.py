@@ -46,7 +46,7 @@ from recallmem.extraction.plan import (
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
 from recallmem.extraction.threads import Utterance
-from recallmem.text import content_units, is_cjk, normalize, units
+from recallmem.text import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
 MIN_EVIDENCE_CHARS = 2
@@ -95,12 +95,6 @@ class Context:
     thread_id: str | None = None
     extractor: str | None = None
     prompt_version: str | None = None
-
-
-def cjk_share(text: str) -> float:
-    """The share of a text's units that are CJK characters (0 for no text)."""
-    found = units(text)
-    return sum(map(is_cjk, found)) / len(found) if found else 0.0
 
 
 def _likeness(a: str, b: str) -> float:
