@@ -1,9 +1,9 @@
 """``Memory``: the facade that composes the fact repository and the extraction pipeline.
 
-Storage and retrieval live in :class:`~recallmem.repository.FactRepository`;
-extraction in :class:`~recallmem.extraction.pipeline.ExtractionPipeline`, which reaches
-the facts only through its own port. This class validates caller input, picks the
-defaults from the configuration and hands each call to one of the two.
+Storage and retrieval live in :class:`~recallmem.repository.FactRepository`, extraction
+in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
+only through its own port); this class checks input, applies the configured defaults
+and hands each call to one of them.
 
 >>> import tempfile
 >>> from recallmem.testing import HashingEmbeddings
@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
+from recallmem.extraction.backlog import NO_USAGE
 from recallmem.limits import DEFAULT_PAGE, check_scope_id
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
@@ -33,8 +34,7 @@ from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
-from recallmem.store.chroma import FactStore, open_client
-from recallmem.store.embeddings import default_embeddings, embedder_name
+from recallmem.store.embeddings import default_embeddings
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
     check_query,
@@ -48,9 +48,7 @@ if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
-
-
-_MERGE_BATCH = 1000  # facts compared with each other as one matrix
+    from recallmem.store.chroma import FactStore
 
 
 class Memory:
@@ -83,14 +81,7 @@ class Memory:
 
             self.model = model_from_config(self.config)
         self.weights = Weights(half_life_days=self.config.recency_half_life_days)
-        declared = getattr(self.embeddings, "dimension", None)
-        store = FactStore(
-            open_client(self.config),
-            self.config.collection,
-            embedder_name(self.embeddings),
-            declared if isinstance(declared, int) else None,  # else learnt at the first write
-        )
-        self.repository = FactRepository(store, self.embeddings, self.config.index_cache_facts)
+        self.repository = FactRepository.open(self.config, self.embeddings)
 
     @property
     def store(self) -> FactStore:
@@ -119,7 +110,7 @@ class Memory:
         "上周" in the query begin and end.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
-        index = self.repository.index(require_user(user_id))
+        user_id = require_user(user_id)
         search = Query(
             text=query,
             vector=self.repository.embed_query(query),
@@ -130,10 +121,7 @@ class Memory:
             min_score=min_score,
             timezone=user_zone(timezone),
         )
-        now = utcnow()
-        hits = index.search(search, self.weights, now)
-        self.repository.accessed(index, [hit.fact.id for hit in hits], now)
-        return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
+        return self.repository.search(user_id, search, self.weights)
 
     def revision(self, user_id: str) -> str | None:
         """A token that changes whenever the user's memory (facts or profile) changes."""
@@ -215,13 +203,7 @@ class Memory:
             new_fact(i, user_id=user_id, agent_id=agent_id, thread_id=thread_id, now=now)
             for i in items
         ]
-        results: builtins.list[Fact] = []
-        for start in range(0, len(candidates), _MERGE_BATCH):
-            batch = candidates[start : start + _MERGE_BATCH]
-            results += self.repository.remember(
-                batch, threshold=self.config.dedup_similarity, now=now
-            )
-        return results
+        return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are; no dedup happens here (import's way in)."""
@@ -371,9 +353,7 @@ class Memory:
 
     def extraction_usage(self, user_id: str | None = None) -> dict[str, int]:
         """Windows extracted, model calls and tokens, as recorded in the queue."""
-        if not self._queued():
-            return {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0}
-        return self.extraction.backlog.usage(user_id=user_id)
+        return self.extraction.backlog.usage(user_id=user_id) if self._queued() else NO_USAGE
 
     def close(self, timeout: float = 10.0) -> None:
         """Flush pending extraction within ``timeout`` and the noted access times.

@@ -23,19 +23,38 @@ from datetime import datetime
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
 from recallmem.errors import FactNotFoundError
-from recallmem.retrieval.index import IndexCache, UserIndex
+from recallmem.retrieval.index import IndexCache, Query, UserIndex
+from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore
-from recallmem.store.embeddings import embed_matrix, embed_query_vector
-from recallmem.types import Fact, Profile, Status, utcnow
+from recallmem.store.chroma import FactStore, open_client
+from recallmem.store.embeddings import embed_matrix, embed_query_vector, embedder_name
+from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 Neighbours = list[list[tuple[Fact, float]]]
+_MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
 
 class FactRepository:
     """Facts of many users: durable in Chroma, searchable in memory, locked per user."""
+
+    @classmethod
+    def open(cls, config: MemoryConfig, embeddings: Embeddings) -> FactRepository:
+        """The repository over the configured Chroma (embedded or a server).
+
+        Opening embeds nothing: an embedder that does not declare its dimension has it
+        read from the collection, or recorded by the first write.
+        """
+        declared = getattr(embeddings, "dimension", None)
+        store = FactStore(
+            open_client(config),
+            config.collection,
+            embedder_name(embeddings),
+            declared if isinstance(declared, int) else None,
+        )
+        return cls(store, embeddings, config.index_cache_facts)
 
     def __init__(self, store: FactStore, embeddings: Embeddings, cache_facts: int) -> None:
         self.store = store
@@ -107,6 +126,14 @@ class FactRepository:
         vector = embed_query_vector(self.embeddings, text)
         self.store.check_dimension(len(vector))
         return vector
+
+    def search(self, user_id: str, query: Query, weights: Weights) -> list[ScoredFact]:
+        """The user's facts ranked for ``query``; notes their access times (no write)."""
+        index = self.index(user_id)
+        now = utcnow()
+        hits = index.search(query, weights, now)
+        self.accessed(index, [hit.fact.id for hit in hits], now)
+        return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
 
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int
@@ -201,9 +228,19 @@ class FactRepository:
     ) -> list[Fact]:
         """Store new facts of one user and agent, folding duplicates into stored ones.
 
-        Returns, per candidate, the stored fact it became. The batch is compared with
-        itself as one matrix, so callers keep it to about a thousand facts.
+        Returns, per candidate, the stored fact it became.
         """
+        results: list[Fact] = []
+        for start in range(0, len(candidates), _MERGE_BATCH):
+            batch = candidates[start : start + _MERGE_BATCH]
+            results += self._remember_batch(batch, threshold=threshold, now=now)
+        return results
+
+    def _remember_batch(
+        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
+    ) -> list[Fact]:
+        # A batch is compared with itself as one matrix, so its size bounds time and memory;
+        # later batches see earlier ones through the index.
         vectors = self.embed([c.content for c in candidates])
         with self._writing(candidates[0].user_id) as index:
             neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)

@@ -51,6 +51,9 @@ class DeadLetter(BaseModel):
     at: datetime
 
 
+NO_USAGE = {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0}  # empty queue
+
+
 def _when(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
