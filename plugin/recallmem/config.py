@@ -68,6 +68,16 @@ class MemoryConfig(BaseSettings):
 
     # Injection
     max_injection_tokens: int = Field(default=2000, ge=100)
+    recall_floor: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Hits scoring below this are left out of the memory block and the recall "
+            "tool's answer (Memory.recall keeps them unless given min_score). None: the "
+            "embedder's measured floor (0.2 for the built-in USE encoder), or none."
+        ),
+    )
 
     # Chat model (OpenAI-compatible), used by extraction and the chat endpoint
     openai_api_key: SecretStr | None = None

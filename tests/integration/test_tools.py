@@ -119,3 +119,26 @@ async def test_async_invoke(tools: list[BaseTool]) -> None:
     config = {"configurable": {"user_id": "ada"}}
     await remember.ainvoke({"content": "Rides a road bike", "category": "context"}, config)
     assert "road bike" in await recall.ainvoke({"query": "bike"}, config)
+
+
+def test_recall_leaves_out_what_scores_below_the_floor(use_memory: Memory) -> None:
+    recall, remember = MemoryToolkit(memory=use_memory).get_tools()
+    config = {"configurable": {"user_id": "ada"}}
+    remember.invoke({"content": "Prefers reports in Chinese", "category": "preference"}, config)
+    # Nothing in memory is about this: the tool says so instead of offering a weak guess.
+    unrelated = recall.invoke({"query": "what is my dog called"}, config)
+    assert unrelated.startswith("No memories match")
+    weak = use_memory.recall("what is my dog called", user_id="ada")
+    assert weak and weak[0].score < 0.2  # the library keeps it for callers who want all
+    assert "Prefers reports in Chinese" in recall.invoke({"query": "report language"}, config)
+
+
+def test_the_floor_is_the_embedders_own_unless_configured(home: Path) -> None:
+    config = {"configurable": {"user_id": "ada"}}
+    for floor, expect_hit in ((None, True), (0.99, False)):
+        memory = Memory(MemoryConfig(home=home, recall_floor=floor), embeddings=HashingEmbeddings())
+        with memory:
+            recall, remember = MemoryToolkit(memory=memory).get_tools()
+            remember.invoke({"content": "Owns a road bike", "category": "context"}, config)
+            # Hashing vectors were never measured: no floor unless one is configured.
+            assert ("road bike" in recall.invoke({"query": "bike"}, config)) is expect_hit

@@ -37,6 +37,7 @@ from recallmem.retrieval.injection import (
     render_recalled,
 )
 from recallmem.signals import Signals
+from recallmem.store.embeddings import recall_floor
 from recallmem.tokens import TokenCounter
 from recallmem.types import Category, Fact, Profile, ScoredFact
 
@@ -70,6 +71,7 @@ class Injector:
             agent_id=scope.agent_id,
             k=self.recall_k,
             timezone=scope.timezone,
+            min_score=recall_floor(self.memory.config.recall_floor, self.memory.embeddings),
         )
 
     def event(

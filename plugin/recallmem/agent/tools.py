@@ -35,6 +35,7 @@ from recallmem.errors import MissingScopeError, RecallmemError
 from recallmem.limits import MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
+from recallmem.store.embeddings import recall_floor
 from recallmem.types import Category, ScoredFact
 
 
@@ -117,11 +118,13 @@ class MemoryToolkit(BaseToolkit):
 
     def _recall_tool(self, texts: ToolTexts) -> StructuredTool:
         memory, default_k = self.memory, self.k
+        floor = recall_floor(memory.config.recall_floor, memory.embeddings)
 
         def arguments(query: str, k: int | None, config: RunnableConfig) -> dict[str, Any]:
             scope = resolve_scope(config)
             return {"query": query, "user_id": scope.user_id, "agent_id": scope.agent_id,
-                    "k": k or default_k, "timezone": scope.timezone}  # fmt: skip
+                    "k": k or default_k, "timezone": scope.timezone,
+                    "min_score": floor}  # fmt: skip
 
         def recall(
             query: str,

@@ -6,9 +6,10 @@ language never matches at all; on bilingual memories that ranks the wrong fact f
 more often than plain cosine does (docs/benchmarks.md, "Bilingual memories"). Evidence
 here is calibrated instead: the query is cut into *concepts* (English words, Chinese
 dictionary words), each weighted by its IDF in the user's memory, and a fact's evidence
-is the IDF mass of the concepts it matches over the query's whole mass, in [0, 1]. A
-fact matching one common word of a four-word question earns little; a fact matching
-every rare word earns nearly 1.
+is the IDF mass of the concepts it matches over the query's whole mass. A fact
+matching one common word of a four-word question earns little; a fact matching every
+rare word earns nearly 1. A long fact matches more words by chance, so evidence is
+normalised by length as BM25 does (``length_b``), then clipped to [0, 1].
 
 A concept matches a fact in its own language or through a CC-CEDICT translation
 (``retrieval.lexicon``): "coffee machine" matches "咖啡机漏水", and "咖啡机" matches "The
@@ -49,8 +50,11 @@ class Concept:
         return math.log(1 + (size - found + 0.5) / (found + 0.5))
 
 
-def coverage(index: LexicalIndex, query: str, lexicon: Lexicon | None) -> np.ndarray:
-    """Per fact of ``index``, the share of the query's IDF mass it matches, in [0, 1].
+def coverage(
+    index: LexicalIndex, query: str, lexicon: Lexicon | None, *, length_b: float = 0.0
+) -> np.ndarray:
+    """Per fact of ``index``, the share of the query's IDF mass it matches, normalised
+    by the fact's length with BM25's ``b`` (0: not at all), in [0, 1].
 
     Without a ``lexicon`` nothing is translated and Chinese is matched by character
     bigrams; with one, Chinese is cut into dictionary words and both languages also
@@ -62,7 +66,10 @@ def coverage(index: LexicalIndex, query: str, lexicon: Lexicon | None) -> np.nda
         idf = concept.idf(index.size)
         total += idf
         evidence[concept.matches] += idf
-    return evidence / total if total > 0 else evidence
+    if total <= 0:
+        return evidence
+    normalised: np.ndarray = np.minimum(evidence / total * index.length_norm(length_b), 1.0)
+    return normalised
 
 
 def concepts(index: LexicalIndex, query: str, lexicon: Lexicon | None) -> Iterator[Concept]:

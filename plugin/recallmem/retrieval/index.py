@@ -182,7 +182,8 @@ class UserIndex:
             cosine = self._vectors[rows] @ query.vector
             age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
             same_script = derived.cjk[rows] == mostly_cjk(query.text)
-            evidence = coverage(derived.lexical, query.text, _lexicon_for(query.text, derived))
+            lexicon = _lexicon_for(query.text, derived)
+            evidence = coverage(derived.lexical, query.text, lexicon, length_b=weights.length_b)
             trust = lexical_trust(same_script, cosine, weights.trust_top)
             parts = score_parts(
                 cosine,

@@ -164,7 +164,18 @@ class LexicalIndex:
                 self._postings.setdefault(term, []).append((row, tf))
         self._lengths = lengths
         self._avg_length = float(lengths.mean()) if len(documents) else 0.0
+        # Lengths in words and characters, comparable across scripts (a Chinese text has
+        # about twice as many index terms as units: its characters and their bigrams).
+        self._units = np.fromiter((len(units(d)) for d in documents), np.float32, len(documents))
         self.size = len(documents)
+
+    def length_norm(self, b: float) -> np.ndarray:
+        """Per document, BM25's length normalisation ``1 / (1 - b + b * length / mean)``
+        over lengths in units: above 1 for short documents, below 1 for long ones."""
+        mean = float(self._units.mean()) if self.size else 0.0
+        if mean <= 0 or b == 0:
+            return np.ones(self.size, dtype=np.float32)
+        return 1.0 / (1.0 - b + b * np.maximum(self._units, 1.0) / mean)
 
     def rows_with(self, wanted: list[str]) -> np.ndarray:
         """Which documents hold every term in ``wanted`` (index terms, as ``terms`` makes)."""
