@@ -44,7 +44,6 @@ STOPWORDS = frozenset(
         "user",
         "user's",
         "users",
-        "the",
         "of",
         "in",
         "on",

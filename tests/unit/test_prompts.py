@@ -114,7 +114,9 @@ def test_prompt_loads_and_renders(name: str) -> None:
 def test_override_directory_wins(tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text(
         "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
-        "    args: {query: q}\nresponses: {recall_empty: none}\n",
+        "    args: {query: q}\nresponses: {recall_header: h, recall_empty: 'none for {query}',"
+        " remembered: '{content}', confirmed: '{content} [{category}]',"
+        " error: '{problem} {next_step}'}\n",
         encoding="utf-8",
     )
     assert load_tool_texts(tmp_path).version == "9"
@@ -139,3 +141,25 @@ def test_malformed_prompts_fail_at_load(tmp_path: Path, text: str, message: str)
     (tmp_path / "custom.yaml").write_text(text, encoding="utf-8")
     with pytest.raises(PromptError, match=message):
         load_prompt("custom", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("responses", "message"),
+    [
+        ("{recall_header: h}", "lacks"),
+        ("{recall_header: h, recall_empty: '{query}', remembered: '{content}', confirmed: c, "
+         "error: '{problem}', recall_emtpy: x}", "unknown responses"),
+        ("{recall_header: h, recall_empty: '{who}', remembered: r, confirmed: c, error: e}",
+         "unknown placeholders"),
+    ],
+)  # fmt: skip
+def test_tool_responses_are_checked_when_they_load(
+    tmp_path: Path, responses: str, message: str
+) -> None:
+    (tmp_path / "tools.yaml").write_text(
+        "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
+        f"    args: {{query: q}}\nresponses: {responses}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(PromptError, match=message):
+        load_tool_texts(tmp_path)
