@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from recallmem.errors import PromptError
 
-Role = Literal["system", "human", "ai"]
+PromptRole = Literal["system", "human", "ai"]  # a template message (threads.Role: a speaker)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -47,7 +47,7 @@ class PromptMessage(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: Role
+    role: PromptRole
     content: str = Field(min_length=1)
 
 

@@ -93,6 +93,6 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("eval-extract", help="score an extraction prompt on the labelled set")
     p.add_argument("--model", help="model name at the configured OpenAI-compatible endpoint")
     p.add_argument("--prompt-dir", help="directory whose extract.yaml replaces the shipped one")
-    p.add_argument("--data", help="labelled set (default: tests/data/extraction/labelled.yaml)")
+    p.add_argument("--data", help="labelled set (default: the shipped one)")
     p.add_argument("--replay", action="store_true", help="replay recorded replies (offline)")
     p.set_defaults(handler=cmd_eval_extract)

@@ -1,6 +1,6 @@
 """Scoring an extraction prompt: fact-level precision and recall on a labelled set.
 
-Each labelled case (``tests/data/extraction/labelled.yaml``) is a conversation, the facts
+Each labelled case (``prompts/evaluation/extraction.yaml``) is a conversation, the facts
 that should be stored from it and keywords that must not be stored. :func:`evaluate`
 runs the whole pipeline on every case (filter, the model, hygiene, a real store) and
 compares what was stored:
@@ -23,6 +23,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -104,8 +105,8 @@ class LabelledSet(BaseModel):
 
 
 def default_cases_path() -> Path:
-    """The labelled set of a source checkout (``tests/data/extraction/labelled.yaml``)."""
-    return Path(__file__).resolve().parents[3] / "tests" / "data" / "extraction" / "labelled.yaml"
+    """The shipped labelled set (``prompts/evaluation/extraction.yaml``, in the wheel too)."""
+    return Path(str(resources.files("recallmem._prompts").joinpath("evaluation/extraction.yaml")))
 
 
 def load_cases(path: Path | None = None) -> list[LabelledCase]:
@@ -113,8 +114,8 @@ def load_cases(path: Path | None = None) -> list[LabelledCase]:
     path = Path(path) if path else default_cases_path()
     if not path.is_file():
         raise InvalidInputError(
-            f"no labelled set at {path}; pass the path of a labelled.yaml (see "
-            "tests/data/extraction/labelled.yaml in the source repository for the format)"
+            f"no labelled set at {path}; pass the path of one (the shipped "
+            "prompts/evaluation/extraction.yaml shows the format)"
         )
     try:
         return list(LabelledSet.model_validate(yaml.safe_load(path.read_text("utf-8"))).cases)

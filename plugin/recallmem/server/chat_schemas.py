@@ -51,10 +51,10 @@ class ChatRequest(BaseModel):
     )
 
 
-def message_id(thread_id: str, index: int, role: str, content: str) -> str:
+def history_message_id(thread_id: str, index: int, role: str, content: str) -> str:
     """A stable id for a message sent without one, so a resent turn is not queued twice.
 
-    >>> message_id("t1", 0, "user", "hi") == message_id("t1", 0, "user", "hi")
+    >>> history_message_id("t1", 0, "user", "hi") == history_message_id("t1", 0, "user", "hi")
     True
     """
     digest = hashlib.sha256(f"{thread_id}\0{index}\0{role}\0{content}".encode()).hexdigest()
