@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from recallmem.errors import RecallmemError
     from recallmem.extraction.chain import create_extractor
     from recallmem.memory import Memory
+    from recallmem.retriever import MemoryRetriever
     from recallmem.types import (
         Category,
         Fact,
@@ -36,6 +37,7 @@ _EXPORTS = {
     "MemoryConfig": "recallmem.config",
     "MemoryToolkit": "recallmem.agent.tools",
     "MemoryMiddleware": "recallmem.agent.middleware",
+    "MemoryRetriever": "recallmem.retriever",
     "create_extractor": "recallmem.extraction.chain",
     "Fact": "recallmem.types",
     "ScoredFact": "recallmem.types",
@@ -54,6 +56,7 @@ __all__ = [
     "Memory",
     "MemoryConfig",
     "MemoryMiddleware",
+    "MemoryRetriever",
     "MemoryToolkit",
     "Profile",
     "RecallmemError",

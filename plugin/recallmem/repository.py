@@ -88,11 +88,11 @@ class FactRepository:
         if user_id is None:
             found = self.store.get([fact_id])
             if not found:
-                raise FactNotFoundError(fact_id)
+                raise FactNotFoundError(fact_id, None)
             user_id = found[0].user_id
         fact = self.index(user_id).get(fact_id)
         if fact is None:
-            raise FactNotFoundError(fact_id)
+            raise FactNotFoundError(fact_id, user_id)
         return fact
 
     def current(self, ids: Sequence[str], *, user_id: str) -> dict[str, Fact]:

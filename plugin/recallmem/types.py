@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -83,6 +83,23 @@ class Revision(BaseModel):
     reason: str | None = None
 
 
+Placement = tuple[tuple[str, ...], str]  # a LangGraph store namespace and key
+
+
+class StoreItem(BaseModel):
+    """The LangGraph store item a fact holds (``recallmem.langgraph``): its value, whole.
+
+    ``aliases`` are other namespace/key pairs whose puts confirmed this fact as a duplicate.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    aliases: tuple[Placement, ...] = ()
+
+
 class Fact(BaseModel):
     """One typed memory about a user, with its scope, provenance and lifecycle."""
 
@@ -109,6 +126,9 @@ class Fact(BaseModel):
     updated_at: UtcDatetime = Field(default_factory=utcnow)
     last_accessed_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
+    item: StoreItem | None = Field(
+        default=None, description="Set when the fact was written through a LangGraph store."
+    )
 
     @field_validator("content")
     @classmethod

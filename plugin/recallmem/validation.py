@@ -22,7 +22,9 @@ from recallmem.limits import check_query as _check_query_text
 from recallmem.types import Category, Fact, Revision, Source, Status
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
-_ITEM_KEYS = frozenset({"content", "category", "confidence", "source", "pinned", "source_error"})
+_ITEM_KEYS = frozenset(
+    {"content", "category", "confidence", "source", "pinned", "source_error", "item"}
+)
 
 
 def require_user(user_id: object) -> str:
@@ -107,6 +109,7 @@ def new_fact(
             sources=(source if isinstance(source, Source) else Source.model_validate(source),),
             source_error=item.get("source_error"),
             pinned=bool(item.get("pinned", False)),
+            item=item.get("item"),
             created_at=now,
             updated_at=now,
         )

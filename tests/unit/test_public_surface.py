@@ -15,6 +15,7 @@ def test_all_is_pinned() -> None:
         "Memory",
         "MemoryConfig",
         "MemoryMiddleware",
+        "MemoryRetriever",
         "MemoryToolkit",
         "Profile",
         "RecallmemError",

@@ -4,6 +4,7 @@
     recallmem recall "report language" --user ada
     recallmem list --user ada
     recallmem forget FACT_ID [--purge]  |  recallmem forget --user ada [--thread T]
+    (FACT_ID: the whole id or any unique prefix, like the 12 characters tables show)
     recallmem export --user ada > ada.json  |  recallmem import ada.json
     recallmem pending | dead-letters | retry LETTER_ID
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
@@ -22,6 +23,7 @@ from typing import TextIO
 
 from recallmem.cli import facts, queue, serve
 from recallmem.cli.common import Handler
+from recallmem.cli.hints import cli_message
 from recallmem.errors import FactNotFoundError, InvalidInputError, RecallmemError
 
 
@@ -42,8 +44,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         handler: Handler = args.handler
         return handler(args, out or sys.stdout)
     except (InvalidInputError, FactNotFoundError) as exc:
-        print(f"recallmem: error: {exc}", file=sys.stderr)
+        print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
         return 2
     except (RecallmemError, OSError) as exc:
-        print(f"recallmem: error: {exc}", file=sys.stderr)
+        print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ from typing import TextIO
 from recallmem.cli.common import Subparsers, open_memory, scope_args, table
 from recallmem.errors import InvalidInputError
 from recallmem.limits import DEFAULT_PAGE
-from recallmem.memory import Memory
+from recallmem.lookup import resolve_fact_id
 from recallmem.types import Category, Fact, Status
 
 
@@ -42,6 +42,9 @@ def cmd_recall(args: argparse.Namespace, out: TextIO) -> int:
          h.fact.category.value, h.fact.content]
         for h in hits
     ]  # fmt: skip
+    if not rows:
+        out.write(f"no facts of user {args.user!r}{_agent(args)} match {args.query!r}\n")
+        return 0
     out.write(table(rows, ["score", "dense", "lexical", "id", "category", "content"]))
     return 0
 
@@ -56,26 +59,32 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         limit=args.limit,
         offset=args.offset,
     )
+    if not facts:
+        out.write(_nothing_listed(args) + "\n")
+        return 0
     out.write(table(_fact_rows(facts), ["id", "category", "conf", "status", "content"]))
     return 0
 
 
-def _resolve_id(memory: Memory, prefix: str, user_id: str | None) -> str:
-    """Accept the 12-character ids the tables show, as git accepts short hashes."""
-    if len(prefix) == 32 or not user_id:
-        return prefix
-    ids = [str(f["id"]) for f in memory.export(user_id=user_id)["facts"]]
-    matches = [fact_id for fact_id in ids if fact_id.startswith(prefix)]
-    if len(matches) != 1:
-        raise InvalidInputError(f"{len(matches)} facts match id prefix {prefix!r}; give more of it")
-    return matches[0]
+def _agent(args: argparse.Namespace) -> str:
+    return f" (shared or agent {args.agent!r})" if args.agent else ""
+
+
+def _nothing_listed(args: argparse.Namespace) -> str:
+    status = "" if args.status == "all" else f"{args.status} "
+    narrowed = [f"category {args.category}"] if args.category else []
+    narrowed += [f"containing {args.text!r}"] if args.text else []
+    narrowed += [f"agent {args.agent!r}"] if args.agent else []
+    where = f" ({', '.join(narrowed)})" if narrowed else ""
+    page = f" past the first {args.offset}" if args.offset else ""
+    return f"user {args.user!r} has no {status}facts{where}{page}"
 
 
 def cmd_forget(args: argparse.Namespace, out: TextIO) -> int:
     if not args.fact_id and not args.user:
         raise InvalidInputError("give a fact id, or --user (optionally with --thread/--agent)")
     memory = open_memory(args)
-    fact_id = _resolve_id(memory, args.fact_id, args.user) if args.fact_id else None
+    fact_id = resolve_fact_id(memory, args.fact_id, user_id=args.user) if args.fact_id else None
     count = memory.forget(
         fact_id, user_id=args.user, thread_id=args.thread, agent_id=args.agent, purge=args.purge
     )
@@ -133,7 +142,7 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("forget", help="forget a fact, a thread, an agent or a whole user")
-    p.add_argument("fact_id", nargs="?")
+    p.add_argument("fact_id", nargs="?", help="the id, or any unique prefix of it")
     scope_args(p, user_required=False)
     p.add_argument("--thread")
     p.add_argument("--purge", action="store_true", help="erase instead of soft-delete")

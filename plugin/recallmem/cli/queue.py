@@ -22,6 +22,10 @@ def _preview(messages: tuple[object, ...]) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _for_user(args: argparse.Namespace) -> str:
+    return f" for user {args.user!r}" if args.user else ""
+
+
 def cmd_pending(args: argparse.Namespace, out: TextIO) -> int:
     entries = open_memory(args).pending(user_id=args.user)
     rows = [
@@ -29,6 +33,9 @@ def cmd_pending(args: argparse.Namespace, out: TextIO) -> int:
          e.due_at.isoformat(timespec="seconds") if e.due_at else "-", _preview(e.messages)]
         for e in entries
     ]  # fmt: skip
+    if not rows:
+        out.write(f"nothing is waiting for extraction{_for_user(args)}\n")
+        return 0
     out.write(table(rows, ["user", "thread", "messages", "attempts", "due", "first words"]))
     return 0
 
@@ -36,6 +43,9 @@ def cmd_pending(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_dead_letters(args: argparse.Namespace, out: TextIO) -> int:
     letters = open_memory(args).dead_letters(user_id=args.user)
     rows = [[d.id, d.user_id, d.thread_id, d.attempts, d.reason] for d in letters]
+    if not rows:
+        out.write(f"no dead letters{_for_user(args)}: every window was extracted or is pending\n")
+        return 0
     out.write(table(rows, ["id", "user", "thread", "attempts", "reason"]))
     return 0
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from recallmem.errors import InvalidInputError
+from recallmem.errors import DeadLetterNotFoundError
 from recallmem.extraction.queue import PENDING, URGENT, QueueStore, ThreadScope
 from recallmem.extraction.threads import Utterance
 
@@ -129,9 +129,7 @@ class Backlog:
             "SELECT * FROM dead_letters WHERE id=?", (letter_id,)
         ).fetchone()
         if row is None:
-            raise InvalidInputError(
-                f"no dead letter with id {letter_id}; list them with dead_letters()"
-            )
+            raise DeadLetterNotFoundError(letter_id)
         return row
 
     def retry_dead_letter(self, letter_id: int) -> ThreadScope:

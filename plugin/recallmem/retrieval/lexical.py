@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -86,6 +87,7 @@ _SUFFIXES = (
 _KEEP_DOUBLE = frozenset("lsz")  # "falling" -> "fall", but "running" -> "run"
 
 
+@lru_cache(maxsize=1 << 17)
 def stem(word: str) -> str:
     """A light English stem: plural and -ing/-ed endings removed; other words unchanged.
 

