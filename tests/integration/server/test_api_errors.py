@@ -119,7 +119,7 @@ def test_page_and_filter_bounds(ada: TestClient, params: dict[str, Any]) -> None
 
 def test_search_bounds(ada: TestClient) -> None:
     problem(ada.post("/v1/users/me/search", json={"query": "x" * 1001}), 422)
-    problem(ada.post("/v1/users/me/search", json={"query": "tea", "k": 51}), 422)
+    problem(ada.post("/v1/users/me/search", json={"query": "tea", "k": 101}), 422)
     problem(ada.post("/v1/users/me/search", json={"query": ""}), 422)
 
 

@@ -24,7 +24,7 @@ from recallmem.server.app import create_app
 from serverkit import ADMIN, client_for, token_settings
 
 USER_IDS = ["ada", "a" * 200, "a" * 201, "a b", "a/b", " ", "ada\t", "ada\x1c", "用户-7"]
-KS = [0, 1, 50, 51]
+KS = [0, 1, 100, 101]
 QUERIES = ["q" * 1000, "q" * 1001, "   "]
 LIMITS = [0, 1, 1000, 1001]
 CONTENTS = ["c" * 2000, "c" * 2001]
