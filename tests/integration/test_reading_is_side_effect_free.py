@@ -89,3 +89,29 @@ def test_an_undeclared_dimension_is_learnt_from_the_first_write_then_checked(
             wrong.recall("TypeScript", user_id="ada")
         with pytest.raises(EmbeddingMismatchError):
             wrong.remember("Uses Vue", user_id="ada", category="knowledge")
+
+
+def _accessed_at_in_chroma(config: MemoryConfig, fact_id: str) -> object:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(
+        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
+    )
+    got = client.get_collection(f"{config.collection}_facts").get(ids=[fact_id])
+    return got["metadatas"][0].get("accessed_at")
+
+
+def test_recall_writes_nothing_until_the_users_next_write_or_close(home: Path) -> None:
+    config = MemoryConfig(home=home)
+    memory = Memory(config, embeddings=HashingEmbeddings())
+    fact = memory.remember("Writes TypeScript", user_id="ada", category="knowledge")
+    before = _accessed_at_in_chroma(config, fact.id)
+    assert memory.recall("TypeScript", user_id="ada")[0].fact.last_accessed_at is not None
+    assert _accessed_at_in_chroma(config, fact.id) == before  # recall stayed a read
+    memory.remember("Uses Vue", user_id="ada", category="knowledge")  # the next write...
+    written = _accessed_at_in_chroma(config, fact.id)
+    assert written is not None and written != before  # ...carries the access time
+    memory.recall("TypeScript", user_id="ada")
+    memory.close()  # and close writes what is left
+    assert _accessed_at_in_chroma(config, fact.id) not in (None, written)
