@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|peers|scale|ablation|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.plots import plot_all
     from bench.quality import locomo, madial
     from bench.scale import scale
+    from bench.secrets import secrets
     from bench.summary import summary
 
     return {
@@ -34,6 +35,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "ablation": ablation,
         "summary": summary,
         "embedders": embedders,
+        "secrets": secrets,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -46,6 +48,7 @@ ORDER = (
     "embedders",
     "peers",
     "scale",
+    "secrets",
     "summary",
     "plots",
 )

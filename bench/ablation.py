@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ class Step:
     prf: tuple[int, float] | None = None  # Rocchio: (top m, beta)
     mmr: float = 0.0  # > 0: maximal marginal relevance re-ranking with this lambda
     together: float = 0.0  # > 0: bonus from the best facts said at the same time
+    calibrated: bool = False  # the library's evidence: share of IDF mass, translated, trusted
     note: str = ""
 
 
@@ -95,6 +97,12 @@ class _Prepared:
     queries: list[np.ndarray]
     lines: list[np.ndarray]
     embed_ms: dict[str, list[float]] = field(default_factory=dict)
+
+    @cached_property
+    def scripts(self) -> tuple[np.ndarray, bool]:
+        """Which documents are mostly CJK, and whether any holds CJK (the index's arrays)."""
+        texts = [d.text for d in self.corpus.docs]
+        return np.array([mostly_cjk(t) for t in texts]), any(has_cjk(t) for t in texts)
 
 
 def _lines(text: str) -> list[str]:
@@ -183,10 +191,9 @@ def _evidence(
     if not weights.lexical:
         return np.zeros(lexical.size)
     if step.calibrated:
-        texts = [d.text for d in item.corpus.docs]
-        chinese = has_cjk(query) or any(has_cjk(t) for t in texts)
-        same = np.array([mostly_cjk(t) for t in texts]) == mostly_cjk(query)
-        lexicon = default_lexicon() if chinese else None
+        cjk, any_cjk = item.scripts
+        same = cjk == mostly_cjk(query)
+        lexicon = default_lexicon() if any_cjk or has_cjk(query) else None
         found = coverage(lexical, query, lexicon, length_b=weights.length_b)
         return found * lexical_trust(same, cosine, weights.trust_top)
     bm25 = lexical.scores(query)

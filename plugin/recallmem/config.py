@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K
+
+SecretPolicy = Literal["refuse", "redact"]
+"""What a library write does with text holding a secret: refuse it, or store it redacted."""
 
 
 def default_home() -> Path:
@@ -33,6 +37,14 @@ class MemoryConfig(BaseSettings):
     )
     chroma_token: SecretStr | None = Field(default=None, description="Chroma server auth token.")
     collection: str = Field(default="recallmem", description="Prefix of the Chroma collections.")
+
+    secrets: SecretPolicy = Field(
+        default="refuse",
+        description=(
+            "Text holding a secret (password, key, token, card or ID number): 'refuse' "
+            "the write (SecretRefusedError) or 'redact' the secret and store the rest."
+        ),
+    )
 
     # Retrieval
     embedder: str = Field(

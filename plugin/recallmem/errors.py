@@ -6,6 +6,8 @@ Errors meant for the model (inside tools) are ``ToolException`` text instead; se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class RecallmemError(Exception):
     """Base of every error recallmem raises on purpose."""
@@ -17,6 +19,23 @@ class InvalidInputError(RecallmemError, ValueError):
 
 class MissingScopeError(InvalidInputError):
     """No user (or other scope key) was given where one is required."""
+
+
+class SecretRefusedError(InvalidInputError):
+    """A text to be stored holds a secret (a password, key, token, card or ID number).
+
+    Says which field and which kinds were found, never the secret itself; nothing was
+    written.
+    """
+
+    def __init__(self, field: str, kinds: Sequence[str]) -> None:
+        self.field, self.kinds = field, tuple(kinds)
+        super().__init__(
+            f"{field} holds a secret ({', '.join(self.kinds)}); secrets are never stored, "
+            'so nothing was written. Store the fact without it (for example "Keeps the '
+            "email password in a password manager\"), or set MemoryConfig(secrets='redact') "
+            "(RECALLMEM_SECRETS=redact) to store the text with the secret replaced by a marker"
+        )
 
 
 class FactNotFoundError(RecallmemError, KeyError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from recallmem.errors import InvalidInputError
-from recallmem.limits import DEFAULT_PAGE, check_page, check_scope_id
+from recallmem.limits import DEFAULT_PAGE, MAX_PAGE, check_scope_id
 from recallmem.types import Category, Fact, Status
-from recallmem.validation import parse_category
+from recallmem.validation import check_integer, optional_key, optional_text, parse_category
 
 
 def select(
@@ -28,10 +28,12 @@ def select(
     offset: int = 0,
 ) -> list[Fact]:
     """Facts matching every filter given, newest first, one page of them."""
-    limit, offset = check_page(limit, offset)
-    agent_id = check_scope_id(agent_id, "agent_id")
-    thread_id = check_scope_id(thread_id, "thread_id")
-    text = check_scope_id(text, "text")
+    check_integer(limit, "limit", 1, MAX_PAGE)
+    check_integer(offset, "offset", 0)
+    agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
+    text = optional_text(text, "text")
+    if text:  # a filter is held to the id limit, as by the API
+        check_scope_id(text, "text")
     wanted_category = parse_category(category) if category is not None else None
     try:
         wanted_status = Status(status) if status is not None else None

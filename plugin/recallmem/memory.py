@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import tzinfo
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -27,7 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
-from recallmem.limits import DEFAULT_PAGE, check_scope_id
+from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
@@ -37,9 +37,15 @@ from recallmem.retrieval.when import user_zone
 from recallmem.store.embeddings import default_embeddings
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
+    check_fact_id,
+    check_flag,
+    check_items,
+    check_min_score,
+    check_profile,
     check_query,
     edit_fact,
     new_fact,
+    optional_key,
     parse_categories,
     require_user,
 )
@@ -114,11 +120,11 @@ class Memory:
         search = Query(
             text=query,
             vector=self.repository.embed_query(query),
-            agent_id=check_scope_id(agent_id, "agent_id"),
+            agent_id=optional_key(agent_id, "agent_id"),
             categories=parse_categories(categories),
-            include_inactive=include_inactive,
+            include_inactive=check_flag(include_inactive, "include_inactive"),
             k=k,
-            min_score=min_score,
+            min_score=check_min_score(min_score),
             timezone=user_zone(timezone),
         )
         return self.repository.search(user_id, search, self.weights)
@@ -131,7 +137,7 @@ class Memory:
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
     ) -> list[list[ScoredFact]]:
         """For each text, the ``k`` most similar active facts by meaning alone."""
-        user_id, agent_id = require_user(user_id), check_scope_id(agent_id, "agent_id")
+        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
         rows = self.repository.nearest(list(texts), user_id=user_id, agent_id=agent_id, k=k)
         return [
             [ScoredFact(fact=f, score=c, parts=ScoreParts(dense=max(c, 0.0))) for f, c in row]
@@ -140,7 +146,7 @@ class Memory:
 
     def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
         """One fact by id; with ``user_id``, only if it is that user's."""
-        return self.repository.get(fact_id, user_id=user_id)
+        return self.repository.get(check_fact_id(fact_id), user_id=user_id)
 
     def list(
         self,
@@ -199,10 +205,9 @@ class Memory:
         ``confidence``, ``pinned``, ``source``. Returns the stored fact for each item.
         """
         user_id, now = require_user(user_id), utcnow()
-        candidates = [
-            new_fact(i, user_id=user_id, agent_id=agent_id, thread_id=thread_id, now=now)
-            for i in items
-        ]
+        make = partial(new_fact, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+                       now=now, secrets=self.config.secrets)  # fmt: skip
+        candidates = [make(i) for i in check_items(items)]
         return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
 
     def put(self, facts: Sequence[Fact]) -> None:
@@ -224,7 +229,7 @@ class Memory:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
-            pinned=pinned, status=status, reason=reason,
+            pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
         ))  # fmt: skip
 
     def forget(
@@ -242,11 +247,12 @@ class Memory:
         ``purge=True`` erases them with their vectors; purging a whole user also erases
         their profiles. Returns how many facts were affected.
         """
+        purge = check_flag(purge, "purge")  # purge="no" must not erase anything
+        thread_id = optional_key(thread_id, "thread_id")
+        agent_id = optional_key(agent_id, "agent_id")
         if fact_id is not None:
             user_id = self.get(fact_id, user_id=user_id).user_id
         user_id = require_user(user_id)
-        thread_id = check_scope_id(thread_id, "thread_id")
-        agent_id = check_scope_id(agent_id, "agent_id")
         if fact_id is None and self.config.queue_path.exists():
             # Queued words of that scope would bring the facts back.
             self.extraction.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
@@ -257,18 +263,19 @@ class Memory:
 
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
+        agent_id = optional_key(agent_id, "agent_id")
         return self.repository.profile(user_id=require_user(user_id), agent_id=agent_id)
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
-        require_user(profile.user_id)
+        profile = check_profile(profile, self.config.secrets)
         self.repository.save_profile(profile)
         return profile
 
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
         facts = self.repository.facts(require_user(user_id))
-        if agent_id is not None:
+        if (agent_id := optional_key(agent_id, "agent_id")) is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
         profiles = self.repository.stored_profiles(user_id, agent_id)
         return build_export(
@@ -277,7 +284,7 @@ class Memory:
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = accept_import(data, self.repository.owners)
+        checked = accept_import(data, self.repository.owners, self.config.secrets)
         self.repository.put(checked.facts)
         for profile in checked.profiles:
             self.set_profile(profile)

@@ -18,8 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from recallmem.errors import ImportRejectedError
+from recallmem.config import SecretPolicy
+from recallmem.errors import ImportRejectedError, SecretRefusedError
 from recallmem.limits import MAX_IMPORT_ROWS
+from recallmem.quoting import visible_text
+from recallmem.secrets import screen_fact, screen_profile
 from recallmem.types import Fact, Profile, utcnow
 
 FORMAT = "recallmem.export"
@@ -72,7 +75,7 @@ def _header_problem(data: object) -> str | None:
         return "the import must be a JSON object as written by `recallmem export`"
     if data.get("format") != FORMAT:
         return f"'format' must be {FORMAT!r}; this is not a recallmem export"
-    if data.get("version") != VERSION:
+    if isinstance(data.get("version"), bool) or data.get("version") != VERSION:
         return f"unsupported export version {data.get('version')!r}; this build reads {VERSION}"
     if not isinstance(data.get("facts"), list) or not isinstance(data.get("profiles", []), list):
         return "'facts' and 'profiles' must be lists"
@@ -87,8 +90,11 @@ def _error_text(exc: ValidationError) -> str:
     )
 
 
-def validate_import(data: object) -> ValidatedImport:
-    """Check every row; rows are numbered from 0 in ``facts``, profiles as ``profiles[i]``."""
+def validate_import(data: object, secrets: SecretPolicy = "refuse") -> ValidatedImport:
+    """Check every row; rows are numbered from 0 in ``facts``, profiles as ``profiles[i]``.
+
+    A row holding a secret is rejected (or redacted, under ``secrets="redact"``).
+    """
     if problem := _header_problem(data):
         return ValidatedImport(facts=[], profiles=[], rejected=[(-1, problem)])
     assert isinstance(data, Mapping)
@@ -98,9 +104,15 @@ def validate_import(data: object) -> ValidatedImport:
     seen: set[str] = set()
     for row, raw in enumerate(data["facts"]):
         try:
-            fact = Fact.model_validate(raw)
+            fact = screen_fact(Fact.model_validate(raw), secrets)
         except ValidationError as exc:
             rejected.append((row, _error_text(exc)))
+            continue
+        except SecretRefusedError as exc:
+            rejected.append((row, str(exc)))
+            continue
+        if not visible_text(fact.content).strip():
+            rejected.append((row, "content is blank: only invisible characters"))
             continue
         if fact.id in seen:
             rejected.append((row, f"duplicate fact id {fact.id!r} in this import"))
@@ -109,21 +121,25 @@ def validate_import(data: object) -> ValidatedImport:
         facts.append(fact)
     for row, raw in enumerate(data.get("profiles", [])):
         try:
-            profiles.append(Profile.model_validate(raw))
+            profiles.append(screen_profile(Profile.model_validate(raw), secrets))
         except ValidationError as exc:
             rejected.append((row, f"profiles[{row}]: {_error_text(exc)}"))
+        except SecretRefusedError as exc:
+            rejected.append((row, f"profiles[{row}]: {exc}"))
     return ValidatedImport(facts=facts, profiles=profiles, rejected=rejected)
 
 
 def accept_import(
-    data: object, owners: Callable[[list[str]], Mapping[str, str]]
+    data: object,
+    owners: Callable[[list[str]], Mapping[str, str]],
+    secrets: SecretPolicy = "refuse",
 ) -> ValidatedImport:
     """Validate an import, or raise naming every bad row; nothing is written either way.
 
     ``owners`` maps the ids that already exist to their users, so an import can never
     overwrite another user's fact by reusing its id.
     """
-    checked = validate_import(data)
+    checked = validate_import(data, secrets)
     existing = owners([f.id for f in checked.facts]) if checked.facts else {}
     rejected = checked.rejected + [
         (row, f"fact id {f.id!r} already belongs to another user")

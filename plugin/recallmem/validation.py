@@ -16,10 +16,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from recallmem.config import SecretPolicy
 from recallmem.errors import InvalidInputError
-from recallmem.limits import MAX_CONTENT_CHARS, check_k, check_scope_id, check_user_id
+from recallmem.limits import check_k, check_scope_id, check_user_id
 from recallmem.limits import check_query as _check_query_text
-from recallmem.types import Category, Fact, Revision, Source, Status
+from recallmem.quoting import visible_text
+from recallmem.secrets import screen_fact, screen_profile, screen_text
+from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Profile, Revision, Source, Status
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 _ITEM_KEYS = frozenset(
@@ -30,6 +33,53 @@ _ITEM_KEYS = frozenset(
 def require_user(user_id: object) -> str:
     """The user id, or an error naming the argument to pass (:func:`limits.check_user_id`)."""
     return check_user_id(user_id)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def optional_key(value: object, name: str) -> str | None:
+    """An optional scope key (``agent_id``, ``thread_id``): a string or None (``""`` too)."""
+    if value is None or isinstance(value, str):
+        return check_scope_id(value, name) if value else None
+    raise InvalidInputError(f"{name} must be a string or None, got {_type_name(value)}")
+
+
+def optional_text(value: object, name: str) -> str | None:
+    """An optional text argument (a filter, a reason): a string or None."""
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidInputError(f"{name} must be a string or None, got {_type_name(value)}")
+
+
+def check_integer(value: object, name: str, low: int, high: int | None = None) -> int:
+    """An integer (not a bool, not a numeric string) from ``low`` to ``high``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{name} must be an integer, got {_type_name(value)} {value!r}")
+    if value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise InvalidInputError(f"{name} must be an integer {bounds}, got {value}")
+    return value
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean argument; ``"no"`` or ``1`` would silently mean something else."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be True or False, got {_type_name(value)} {value!r}")
+    return value
+
+
+def check_min_score(value: object) -> float | None:
+    """An optional minimum recall score: a number, or None for no minimum."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(
+            f"min_score must be a number (scores run from 0 to about 1) or None, got "
+            f"{_type_name(value)} {value!r}"
+        )
+    return float(value)
 
 
 def parse_category(value: object) -> Category:
@@ -46,14 +96,42 @@ def parse_categories(values: Iterable[object] | None) -> frozenset[Category] | N
     """A set of categories, or None for all."""
     if values is None:
         return None
-    if isinstance(values, str):
+    if isinstance(values, str | Category):
         values = [values]
+    if not isinstance(values, Iterable) or isinstance(values, Mapping):
+        raise InvalidInputError(
+            f"categories must be a list of category names, got {_type_name(values)}; use "
+            f"any of: {VALID_CATEGORIES}"
+        )
     return frozenset(parse_category(v) for v in values)
 
 
+def check_fact_id(value: object) -> str:
+    """A fact id: a non-empty string."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"fact_id must be a non-empty string (a fact's id), got {_type_name(value)} {value!r}"
+        )
+    return value
+
+
+def check_items(items: object) -> list[Any]:
+    """The items of a ``remember_many`` call: a list (or other iterable) of mappings."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise InvalidInputError(
+            f"items must be a list of mappings with content and category, got {_type_name(items)}"
+        )
+    return list(items)
+
+
 def check_content(content: object) -> str:
-    """Non-blank text within the size limit."""
-    if not isinstance(content, str) or not content.strip():
+    """Visible text within the size limit."""
+    if not isinstance(content, str):
+        raise InvalidInputError(
+            f"content must be a string, got {_type_name(content)}; a fact is one "
+            "self-contained sentence"
+        )
+    if not visible_text(content).strip():
         raise InvalidInputError("content is empty; a fact is one self-contained sentence")
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidInputError(
@@ -85,8 +163,9 @@ def new_fact(
     agent_id: str | None,
     thread_id: str | None,
     now: datetime,
+    secrets: SecretPolicy = "refuse",
 ) -> Fact:
-    """A fresh fact from one ``remember_many`` item."""
+    """A fresh fact from one ``remember_many`` item; a secret in it is refused or redacted."""
     if not isinstance(item, Mapping):
         raise InvalidInputError(
             f"each item must be a mapping with content and category, got {item!r}"
@@ -95,11 +174,10 @@ def new_fact(
         raise InvalidInputError(
             f"unknown item keys {sorted(unknown)}; allowed: {sorted(_ITEM_KEYS)}"
         )
-    agent_id = check_scope_id(agent_id, "agent_id")
-    thread_id = check_scope_id(thread_id, "thread_id")
+    agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
     source = item.get("source") or Source(thread_id=thread_id, at=now, extractor="manual")
     try:
-        return Fact(
+        fact = Fact(
             content=check_content(item.get("content")),
             category=parse_category(item.get("category")),
             confidence=check_confidence(item.get("confidence", 0.9)),
@@ -107,14 +185,26 @@ def new_fact(
             agent_id=agent_id,
             thread_id=thread_id,
             sources=(source if isinstance(source, Source) else Source.model_validate(source),),
-            source_error=item.get("source_error"),
-            pinned=bool(item.get("pinned", False)),
+            source_error=optional_text(item.get("source_error"), "source_error"),
+            pinned=check_flag(item.get("pinned", False), "pinned"),
             item=item.get("item"),
             created_at=now,
             updated_at=now,
         )
     except ValidationError as exc:
         raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
+    return screen_fact(fact, secrets)
+
+
+def check_profile(profile: object, secrets: SecretPolicy = "refuse") -> Profile:
+    """A profile to store, with its owner given and no secret in its summaries."""
+    if not isinstance(profile, Profile):
+        raise InvalidInputError(
+            f"profile must be a recallmem.Profile, got {_type_name(profile)}; build one with "
+            "Profile(user_id=..., work_context=ProfileSection(summary=...))"
+        )
+    require_user(profile.user_id)
+    return screen_profile(profile, secrets)
 
 
 def edit_fact(
@@ -127,17 +217,23 @@ def edit_fact(
     pinned: bool | None = None,
     status: object = None,
     reason: str | None = None,
+    secrets: SecretPolicy = "refuse",
 ) -> Fact:
-    """The fact with the requested changes; a new text or category keeps the old in history."""
+    """The fact with the requested changes; a new text or category keeps the old in history.
+
+    New text (content, reason) holding a secret is refused or redacted.
+    """
     changes: dict[str, Any] = {"updated_at": now}
     if content is not None:
-        changes["content"] = check_content(content)
+        changes["content"] = screen_text(check_content(content), field="content", policy=secrets)
+    if (reason := optional_text(reason, "reason")) is not None:
+        reason = screen_text(reason, field="reason", policy=secrets)
     if category is not None:
         changes["category"] = parse_category(category)
     if confidence is not None:
         changes["confidence"] = check_confidence(confidence)
     if pinned is not None:
-        changes["pinned"] = bool(pinned)
+        changes["pinned"] = check_flag(pinned, "pinned")
     if status is not None:
         try:
             changes["status"] = Status(str(status))

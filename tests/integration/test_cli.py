@@ -61,6 +61,25 @@ def test_errors_exit_non_zero_with_a_message(
     assert code == 2 and "query is empty" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"\xff\xfe{}", "is not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"format": "recallmem.export", "version": ' + b"9" * 5000 + b"}", "4300 digits"),
+    ],
+)
+def test_an_unreadable_import_file_says_why(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, words: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    code, _ = run(home, "import", str(bad))
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "nothing was imported" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
 def test_console_script_runs(home: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "recallmem.cli", "--home", str(home), "list", "--user", "nobody"],

@@ -11,9 +11,9 @@ from recallmem.agent.tools import format_hits
 from recallmem.errors import PromptError
 from recallmem.extraction.filter import filter_messages, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
-from recallmem.extraction.secrets import find_secret, load_secret_rules
 from recallmem.prompts import load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
+from recallmem.secrets import find_secret, load_secret_rules
 from recallmem.signal_prototypes import load_prototype_stage
 from recallmem.signals import SignalKind, load_signals
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts

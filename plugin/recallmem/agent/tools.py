@@ -3,7 +3,9 @@
 Their descriptions are data in ``prompts/tools.yaml``. The user, agent and thread come
 from the run (see :mod:`recallmem.agent.scope`), never from the arguments, so a model
 cannot be talked into reading or writing another user's memory. Errors come back to
-the model as text that says what to do next. Async calls (``ainvoke``) run the same
+the model as text that says what to do next. Every stored or model-written text in a
+result goes through :func:`recallmem.quoting.quote_text`, so a fact renders as one line
+of data that cannot pose as another fact or an instruction. Async calls (``ainvoke``) run the same
 bodies in a worker thread, as LangChain does for tools without a coroutine.
 
 >>> import tempfile
@@ -35,6 +37,8 @@ from recallmem.errors import MissingScopeError, RecallmemError
 from recallmem.limits import MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
+from recallmem.quoting import quote_text
+from recallmem.secrets import redact
 from recallmem.store.embeddings import recall_floor
 from recallmem.types import Category, ScoredFact
 
@@ -71,12 +75,12 @@ def _described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel
 def format_hits(hits: Sequence[ScoredFact], query: str, texts: ToolTexts) -> str:
     """The text the model reads for a recall."""
     if not hits:
-        return texts.responses["recall_empty"].format(query=query)
+        return texts.responses["recall_empty"].format(query=quote_text(query))
     lines = [texts.responses["recall_header"]]
     for n, hit in enumerate(hits, 1):
         fact = hit.fact
-        avoid = f" (avoid: {fact.source_error})" if fact.source_error else ""
-        lines.append(f"{n}. [{fact.category.value}] {fact.content}{avoid}")
+        avoid = f" (avoid: {quote_text(fact.source_error)})" if fact.source_error else ""
+        lines.append(f"{n}. [{fact.category.value}] {quote_text(fact.content)}{avoid}")
     return "\n".join(lines)
 
 
@@ -93,7 +97,8 @@ def _tool_error(exc: RecallmemError, texts: ToolTexts) -> ToolException:
         if isinstance(exc, MissingScopeError)
         else "Fix the arguments and call the tool again, or answer without memory."
     )
-    return ToolException(texts.responses["error"].format(problem=str(exc), next_step=step))
+    problem = quote_text(str(exc))
+    return ToolException(texts.responses["error"].format(problem=problem, next_step=step))
 
 
 class MemoryToolkit(BaseToolkit):
@@ -153,8 +158,11 @@ class MemoryToolkit(BaseToolkit):
         memory = self.memory
 
         def stored_text(fact_content: str, new_content: str, category: Category) -> str:
-            key = "remembered" if fact_content == new_content else "confirmed"
-            return texts.responses[key].format(content=fact_content, category=category.value)
+            # Under secrets="redact" the stored text is the redacted one.
+            new = fact_content in (new_content, redact(new_content))
+            key = "remembered" if new else "confirmed"
+            content = quote_text(fact_content)
+            return texts.responses[key].format(content=content, category=category.value)
 
         def remember(
             content: str, category: Category, confidence: float = 0.9, *, config: RunnableConfig

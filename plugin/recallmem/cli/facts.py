@@ -11,6 +11,7 @@ from typing import TextIO
 
 from recallmem.cli.common import Subparsers, open_memory, scope_args, table
 from recallmem.errors import InvalidInputError
+from recallmem.jsontext import parse_json
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.lookup import resolve_fact_id
 from recallmem.types import Category, Fact, Status
@@ -104,11 +105,14 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{args.file} is not JSON ({exc}); nothing was imported") from exc
+        data = parse_json(raw)
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{args.file} cannot be imported: {exc}. Import a file `recallmem export` wrote; "
+            "nothing was imported"
+        ) from exc
     report = open_memory(args).import_(data)
     users = ", ".join(report.users) or "no users"
     out.write(f"imported {report.imported} fact(s), {report.profiles} profile(s) for {users}\n")

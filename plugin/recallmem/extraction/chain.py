@@ -2,7 +2,10 @@
 
 :func:`prepare` turns a window of kept messages, the stored facts most related to it
 and the user's profile into the prompt's variables, giving messages and facts short
-ids (``m1``, ``F1``) the model can cite. :func:`create_extractor` builds the chain;
+ids (``m1``, ``F1``) the model can cite. Every message, fact, profile summary and cue
+is quoted by :func:`recallmem.quoting.quote_text` (one line each, no markup), so no
+text can close ``<conversation>`` or pose as another message; stored text is also
+passed through the secret detector. :func:`create_extractor` builds the chain;
 where the model supports tools it asks for structured output, and whatever comes back
 (tool call, JSON in prose, nothing usable) goes through the same tolerant parser.
 
@@ -39,6 +42,8 @@ from recallmem.extraction.parser import (
 )
 from recallmem.extraction.threads import Utterance
 from recallmem.prompts import ChatPromptSpec, load_prompt
+from recallmem.quoting import quote_text
+from recallmem.secrets import redact
 from recallmem.signals import SignalKind, Signals, load_signals
 from recallmem.types import Fact, Profile, utcnow
 
@@ -62,16 +67,19 @@ def _render_conversation(utterances: Sequence[Utterance]) -> str:
             if len(u.content) <= MAX_MESSAGE_CHARS
             else u.content[:MAX_MESSAGE_CHARS] + " […]"
         )
-        # The window is data: a message must not be able to close the block it sits in.
-        text = text.replace("</conversation>", "</ conversation>")
-        lines.append(f"[m{n}] {u.role}: {text}")
+        lines.append(f"[m{n}] {u.role}: {_shown(text)}")
     return "\n".join(lines)
 
 
+def _shown(text: str) -> str:
+    # Stored text predates today's secret rules, or was stored in redact mode.
+    return quote_text(redact(text))
+
+
 def _render_fact(ref: str, fact: Fact) -> str:
-    line = f"[{ref}] ({fact.category.value}, {fact.confidence:.2f}) {fact.content}"
+    line = f"[{ref}] ({fact.category.value}, {fact.confidence:.2f}) {_shown(fact.content)}"
     if fact.source_error:
-        line += f" — wrong approach: {fact.source_error}"
+        line += f" — wrong approach: {_shown(fact.source_error)}"
     return line
 
 
@@ -79,7 +87,7 @@ def _render_profile(profile: Profile | None) -> str:
     sections = profile.sections() if profile else {}
     if not sections:
         return "(empty)"
-    return "\n".join(f"- {name}: {s.summary}" for name, s in sections.items())
+    return "\n".join(f"- {name}: {_shown(s.summary)}" for name, s in sections.items())
 
 
 def detect_signals(
@@ -108,7 +116,7 @@ def prepare(
     """The prompt variables for a window; ``related`` is already bounded by the caller."""
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
     cues = detect_signals(utterances, signals)
-    cue_text = "; ".join(f'{kind} cue "{span}" in {ref}' for kind, span, ref in cues)
+    cue_text = "; ".join(f'{kind} cue "{quote_text(span)}" in {ref}' for kind, span, ref in cues)
     inputs = {
         "today": (today or utcnow()).date().isoformat(),
         "profile": _render_profile(profile),

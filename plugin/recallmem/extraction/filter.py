@@ -35,10 +35,10 @@ from langchain_core.messages.utils import convert_to_messages
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.errors import InvalidInputError
-from recallmem.extraction.secrets import SecretRules, load_secret_rules, redact
 from recallmem.extraction.threads import Role as Role  # re-exported: it used to live here
 from recallmem.extraction.threads import Utterance as Utterance
 from recallmem.prompts import compiled_patterns, load_data
+from recallmem.secrets import SecretRules, load_secret_rules, redact
 
 MessageLike = BaseMessage | Mapping[str, Any]
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -174,9 +174,10 @@ def filter_messages(
         role = _role(message)
         if role is None:
             continue
-        raw = message.text
-        text = rules.clean(raw)
+        text = rules.clean(message.text)
         if not text or rules.is_acknowledgement(text):
             continue
-        kept.append(Utterance(id=message_id(role, raw, message.id), role=role, content=text))
+        # The id is derived from the cleaned text: a hash of the raw one would put a
+        # digest of any secret it held into the queue.
+        kept.append(Utterance(id=message_id(role, text, message.id), role=role, content=text))
     return kept

@@ -23,6 +23,7 @@ pinned facts and corrections.
 
 from __future__ import annotations
 
+import html
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +32,12 @@ from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
+from recallmem.extraction.eviction import add_evictions as add_evictions  # re-exported
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.plan import (
     Add,
     Confirm,
     Dropped,
-    Evict,
     MarkDone,
     Operation,
     Plan,
@@ -44,8 +45,8 @@ from recallmem.extraction.plan import (
     Supersede,
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
-from recallmem.extraction.secrets import SecretRules, find_secret, load_secret_rules
 from recallmem.extraction.threads import Utterance
+from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redact
 from recallmem.text import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
@@ -116,7 +117,8 @@ def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance 
     Quotes are compared normalised (case, width and punctuation ignored); a quote with
     an ellipsis must have every part in the same user message.
     """
-    parts = [normalize(p) for p in quote.replace("…", "...").split("...")]
+    # The prompt shows text escaped (&lt; for <); a quote may copy either form.
+    parts = [normalize(p) for p in html.unescape(quote).replace("…", "...").split("...")]
     parts = [p for p in parts if p]
     if sum(len(p) for p in parts) < MIN_EVIDENCE_CHARS:
         return None, "no evidence quoted from the user's messages"
@@ -145,7 +147,9 @@ class _Planner:
         self.secrets, self.scope_rules, self.new_id = rules.secrets, rules.scope, new_id
         self.ops: list[Operation] = []
         self.dropped: list[Dropped] = [
-            Dropped(content=r.item, reason=f"unreadable model output: {r.reason}")
+            Dropped(
+                content=redact(r.item, rules.secrets), reason=f"unreadable model output: {r.reason}"
+            )
             for r in result.rejected
         ]
         self.touched: set[str] = set()
@@ -158,7 +162,12 @@ class _Planner:
 
     def drop(self, candidate: CandidateFact, reason: str) -> None:
         self.dropped.append(
-            Dropped(content=candidate.content, category=candidate.category.value, reason=reason)
+            # The journal and the report are written to disk: never a secret's text.
+            Dropped(
+                content=redact(candidate.content, self.secrets),
+                category=candidate.category.value,
+                reason=reason,
+            )
         )
 
     def _refusal(self, candidate: CandidateFact) -> str | None:
@@ -166,7 +175,7 @@ class _Planner:
         text = " ".join(
             filter(None, [candidate.content, candidate.evidence, candidate.source_error])
         )
-        if find_secret(text, self.secrets):
+        if find_secret(text, self.secrets, count_redacted=True):
             return "holds a secret (password, key or token); secrets are never stored"
         if out_of_scope := self.scope_rules.violation(candidate.content):
             return out_of_scope
@@ -331,7 +340,7 @@ class _Planner:
             update = self.result.profile.get(section)
             if not update or not update.should_update or not update.summary:
                 continue
-            if find_secret(update.summary, self.secrets):
+            if find_secret(update.summary, self.secrets, count_redacted=True):
                 self.dropped.append(Dropped(content=f"profile {section}", reason="holds a secret"))
             else:
                 changes.append(ProfileChange(section=section, summary=update.summary[:600]))
@@ -367,33 +376,3 @@ def make_plan(
         dropped=tuple(planner.dropped),
         profile=tuple(profile),
     )
-
-
-def _value(fact: Fact) -> tuple[int, float, float]:
-    # Least valuable first: never confirmed, least sure, longest untouched.
-    seen = fact.last_accessed_at or fact.last_confirmed_at or fact.updated_at
-    return (fact.confirmations, fact.confidence, seen.timestamp())
-
-
-def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
-    """``plan`` plus the evictions that keep its scope at ``cap`` active facts.
-
-    ``active`` are the scope's active facts as stored before the plan. Pinned facts,
-    corrections and facts the plan already changes are never evicted.
-    """
-    leaving = set(plan.targets()) - {
-        op.fact_id for op in plan.operations if isinstance(op, Confirm)
-    }
-    remaining = [f for f in active if f.id not in leaving]
-    over = len(remaining) + plan.count(Add) - cap
-    if over <= 0:
-        return plan
-    spared = set(plan.targets())
-    pool = [
-        f
-        for f in remaining
-        if not f.pinned and f.category is not Category.CORRECTION and f.id not in spared
-    ]
-    reason = f"the scope holds more than {cap} facts"
-    evictions = [Evict(fact_id=f.id, reason=reason) for f in sorted(pool, key=_value)[:over]]
-    return plan.model_copy(update={"operations": (*plan.operations, *evictions)})

@@ -17,7 +17,7 @@ from recallmem.extraction.filter import MessageLike, filter_messages, load_filte
 from recallmem.extraction.queue import QueueStore, ThreadScope
 from recallmem.limits import check_scope_id
 from recallmem.signals import Signals
-from recallmem.validation import require_user
+from recallmem.validation import optional_key, require_user
 
 log = logging.getLogger("recallmem.extraction")
 WAITING_FOR_MODEL = (
@@ -47,7 +47,7 @@ def thread_scope(user_id: str, thread_id: str, agent_id: str | None) -> ThreadSc
     return ThreadScope(
         user_id=require_user(user_id),
         thread_id=check_scope_id(thread_id, "thread_id") or thread_id,
-        agent_id=check_scope_id(agent_id, "agent_id"),
+        agent_id=optional_key(agent_id, "agent_id"),
     )
 
 

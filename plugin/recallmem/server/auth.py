@@ -58,6 +58,12 @@ def caller(
     return Principal(user_id=grant.user_id, admin=grant.admin)
 
 
+async def authenticate(request: Request) -> Principal:
+    """The caller of ``request``, as :func:`caller` resolves it, without reading the body:
+    the route class checks it before a body is read (see :mod:`.admission`)."""
+    return caller(request, await _bearer(request))
+
+
 def resolve_user(principal: Principal, requested: str | None) -> str:
     """The user a request acts for: ``requested`` (or ``me``) checked against the caller."""
     if requested in (None, ME):

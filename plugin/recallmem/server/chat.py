@@ -26,6 +26,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
 from recallmem.server.chat_schemas import ChatRequest, history_message_id
@@ -41,6 +42,7 @@ router = APIRouter(
         **PROBLEM_RESPONSES,
         409: problem_response("No chat model is configured"),
     },
+    route_class=AdmittedRoute,
 )
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
+from recallmem.secrets import redact
 from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000
@@ -57,5 +58,7 @@ def history_message_id(thread_id: str, index: int, role: str, content: str) -> s
     >>> history_message_id("t1", 0, "user", "hi") == history_message_id("t1", 0, "user", "hi")
     True
     """
-    digest = hashlib.sha256(f"{thread_id}\0{index}\0{role}\0{content}".encode()).hexdigest()
+    # Of the redacted text: the id is queued, and a digest of a password can be guessed.
+    said = redact(content)
+    digest = hashlib.sha256(f"{thread_id}\0{index}\0{role}\0{said}".encode()).hexdigest()
     return f"chat-{digest[:24]}"

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, status
+from fastapi import APIRouter, Path, Query, Response, status
 
 from recallmem.errors import FactNotFoundError
 from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_OFFSET
 from recallmem.memory import Memory
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
 from recallmem.server.schemas import (
@@ -35,6 +36,7 @@ router = APIRouter(
         **PROBLEM_RESPONSES,
         404: problem_response("No such fact for this user"),
     },
+    route_class=AdmittedRoute,
 )
 
 FactId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
@@ -72,13 +74,31 @@ async def list_facts(
     )
 
 
+OUTCOME_HEADER = "Recallmem-Outcome"
+_OUTCOME = {
+    "description": "`created` for a new fact, `confirmed` for an existing one it duplicates",
+    "schema": {"type": "string", "enum": ["created", "confirmed"]},
+}
+
+
 @router.post(
-    "", response_model=Fact, status_code=status.HTTP_201_CREATED, summary="Add a fact by hand"
-)
-async def create_fact(user: UserId, memory: MemoryDep, body: FactCreate) -> Fact:
-    """Store a fact; if it duplicates one the user has, that fact is confirmed and returned."""
+    "",
+    response_model=Fact,
+    status_code=status.HTTP_201_CREATED,
+    summary="Add a fact by hand",
+    responses={
+        200: {"description": "A fact the user had already: it was confirmed, and is returned",
+              "headers": {OUTCOME_HEADER: _OUTCOME}},
+        201: {"description": "A new fact, stored", "headers": {OUTCOME_HEADER: _OUTCOME}},
+    },
+)  # fmt: skip
+async def create_fact(
+    user: UserId, memory: MemoryDep, body: FactCreate, response: Response
+) -> Fact:
+    """Store a new fact (201), or, if it says what one of the user's facts already says,
+    confirm that fact and return it (200); ``Recallmem-Outcome`` names which."""
     source = Source(thread_id=body.thread_id, quote=body.quote, extractor="manual")
-    return await memory.aremember(
+    fact = await memory.aremember(
         body.content,
         user_id=user,
         category=body.category,
@@ -88,6 +108,11 @@ async def create_fact(user: UserId, memory: MemoryDep, body: FactCreate) -> Fact
         source=source,
         pinned=body.pinned,
     )
+    confirmed = fact.confirmations > 0  # a new fact has never been confirmed
+    response.headers[OUTCOME_HEADER] = "confirmed" if confirmed else "created"
+    if confirmed:
+        response.status_code = status.HTTP_200_OK
+    return fact
 
 
 def _lineage(memory: Memory, fact: Fact, user: str) -> list[Fact]:

@@ -1,87 +1,118 @@
-"""A bound on request body sizes, enforced before any route reads the body.
+"""Bounds on request bodies: their size, and how many large ones are read at once.
 
-A declared ``Content-Length`` over the bound is refused at once; a chunked body is
-read up to the bound and refused as soon as it passes it. Imports have their own,
-larger bound. The refusal is a 413 problem body.
+A body is never buffered ahead of its route: it is counted as the route reads it, and
+refused (413) as soon as it passes the bound of its route. A route's bound is the
+service-wide ``max_body_bytes`` unless its endpoint is marked with :func:`large_body`
+(imports), whose bound, ``max_import_bytes``, applies only once the caller is known
+(:mod:`.admission`). Large bodies take one of a few :class:`BodySlots`, so a burst of
+uploads cannot hold more than a few of them in memory.
+
+>>> budget = BodyBudget(limit=4)
+>>> budget.count(b"abc")
+>>> try:
+...     budget.count(b"de")
+... except HTTPException as refused:
+...     print(refused.status_code, budget.read)
+413 5
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from recallmem.server.problems import Problem, respond
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 
-Scope = MutableMapping[str, Any]
+from recallmem.server.problems import ProblemError
+
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+
+_LARGE_BODY = "_recallmem_large_body"
+BUDGET_KEY = "recallmem.body_budget"
+RETRY_AFTER_SECONDS = 5
 
 
-class BodyLimit:
-    """ASGI middleware: refuse bodies larger than ``limit_for(path)`` bytes."""
-
-    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
-        self.app = app
-        self.limit_for = limit_for
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.limit_for(scope["path"])
-        declared = _content_length(scope)
-        if declared is not None and declared > limit:
-            await _refuse(scope, receive, send, limit)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                await self.app(scope, _replay([], message, receive), send)
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _refuse(scope, receive, send, limit)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        await self.app(scope, _replay([body], None, receive), send)
+def large_body(endpoint: Endpoint) -> Endpoint:
+    """Mark a route's endpoint as taking bodies up to ``max_import_bytes``."""
+    setattr(endpoint, _LARGE_BODY, True)
+    return endpoint
 
 
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+def takes_large_body(endpoint: Callable[..., Any]) -> bool:
+    """Whether ``endpoint`` was marked with :func:`large_body`."""
+    return bool(getattr(endpoint, _LARGE_BODY, False))
 
 
-def _replay(buffered: list[Message], last: Message | None, receive: Receive) -> Receive:
-    """A receive that hands out the buffered body, then listens to the client again."""
-    queue = [*buffered, *([last] if last is not None else [])]
-
-    async def replay() -> Message:
-        if queue:
-            return queue.pop(0)
-        return await receive()
-
-    return replay
-
-
-async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-    problem = Problem(
-        status=413,
-        title="Payload too large",
+def too_large(limit: int) -> HTTPException:
+    """The 413 of a body over ``limit`` bytes; the connection is closed after it, since
+    the rest of the body is never read."""
+    return HTTPException(
+        413,
         detail=f"the request body is larger than {limit} bytes; send less per request "
         "(split an import into several files, or raise RECALLMEM_MAX_BODY_BYTES / "
         "RECALLMEM_MAX_IMPORT_BYTES on the server)",
+        headers={"Connection": "close"},
     )
-    await respond(problem, {"Connection": "close"})(scope, receive, send)
+
+
+@dataclass
+class BodyBudget:
+    """The bytes a request's body may still bring; its route may raise ``limit``."""
+
+    limit: int
+    read: int = 0
+
+    def count(self, chunk: bytes) -> None:
+        """Count a chunk as it is read; refuse the body once it passes the limit."""
+        self.read += len(chunk)
+        if self.read > self.limit:
+            raise too_large(self.limit)
+
+
+def counted(receive: Receive, budget: BodyBudget) -> Receive:
+    """``receive``, counting body chunks against ``budget`` as they are read."""
+
+    async def receive_counted() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            budget.count(message.get("body", b""))
+        return message
+
+    return receive_counted
+
+
+def declared_length(headers: Headers) -> int | None:
+    """The ``Content-Length`` a request declares, if it declares a valid one."""
+    value = headers.get("content-length")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+class BodySlots:
+    """How many large bodies may be read and processed at once (one event loop)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.free = size
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one slot for the duration of the block; 503 when none is free."""
+        if self.free <= 0:
+            error = ProblemError(
+                503,
+                "Too many uploads at once",
+                f"{self.size} large request bodies are being read already; retry in "
+                f"{RETRY_AFTER_SECONDS} seconds (the bound is RECALLMEM_MAX_CONCURRENT_IMPORTS)",
+            )
+            error.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            raise error
+        self.free -= 1
+        try:
+            yield
+        finally:
+            self.free += 1

@@ -15,15 +15,28 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from recallmem.errors import ImportRejectedError
+from recallmem.errors import ImportRejectedError, InvalidInputError
+from recallmem.jsontext import parse_json
 from recallmem.portability import FORMAT, ImportReport, validate_import
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.facts import ScopeFilter
-from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError, RejectedRow
+from recallmem.server.limits import large_body
+from recallmem.server.problems import (
+    PROBLEM_RESPONSES,
+    ProblemError,
+    RejectedRow,
+    problem_response,
+)
 from recallmem.server.schemas import Affected
 from recallmem.server.state import MemoryDep
 
-router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"], responses=PROBLEM_RESPONSES)
+router = APIRouter(
+    prefix="/v1/users/{user_id}",
+    tags=["memory"],
+    responses=PROBLEM_RESPONSES,
+    route_class=AdmittedRoute,
+)
 
 _FACTS_PER_CHUNK = 500
 
@@ -84,13 +97,13 @@ def foreign_rows(document: object, user: str) -> list[tuple[int, str]]:
 
 async def _read_json(request: Request) -> object:
     try:
-        return json.loads(await request.body())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return parse_json(await request.body())
+    except InvalidInputError as exc:
         raise ProblemError(
             422,
             "Import rejected",
-            f"the body is not JSON ({exc}); send the file `recallmem export` wrote. "
-            "Nothing was written",
+            f"the body is not JSON that can be read ({exc}); send the file "
+            "`recallmem export` wrote. Nothing was written",
             rejected=[RejectedRow(row=-1, reason="not JSON")],
         ) from exc
 
@@ -109,7 +122,9 @@ _IMPORT_BODY = {
 @router.post(
     "/import", response_model=ImportReport, summary="Import an export file",
     openapi_extra=_IMPORT_BODY,
+    responses={503: problem_response("Too many large imports at once; retry later")},
 )  # fmt: skip
+@large_body
 async def import_memory(user: UserId, memory: MemoryDep, request: Request) -> ImportReport:
     """Validate every row, then write all of them, or nothing: bad rows are named in
     ``rejected`` and the existing memory is left untouched. Every row must belong to the

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from recallmem.errors import (
     EmbeddingMismatchError,
@@ -28,6 +29,7 @@ from recallmem.errors import (
     RecallmemError,
     StoreError,
 )
+from recallmem.jsontext import UNREADABLE, why_unreadable
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -140,15 +142,18 @@ def reject_unknown_query(request: Request) -> None:
         )  # fmt: skip
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves at this path (Starlette names only the first route's)."""
-    path = request.url.path
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        regex = getattr(route, "path_regex", None)
-        if regex is not None and regex.match(path):
-            methods |= set(getattr(route, "methods", None) or ())
-    return sorted(methods - {"HEAD"})
+    """Every method some route serves at this request's path, found by asking the
+    router itself (Starlette names only the first route's, and FastAPI nests routers)."""
+    allowed = []
+    for method in _METHODS:
+        probe = {**request.scope, "method": method}
+        if any(route.matches(probe)[0] == Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return allowed
 
 
 _TITLES = {
@@ -158,6 +163,8 @@ _TITLES = {
     404: "Not found",
     405: "Method not allowed",
     413: "Payload too large",
+    415: "Unsupported media type",
+    503: "Service unavailable",
 }
 
 
@@ -187,10 +194,27 @@ def install(app: FastAPI) -> None:
             allowed = allowed_methods(request)
             headers["Allow"] = ", ".join(allowed)
             detail = f"{request.method} is not supported here; use {' or '.join(allowed)}"
+        if exc.status_code == 400 and isinstance(exc.__cause__, UNREADABLE):
+            # FastAPI's own words for a body json.loads refused are "There was an error
+            # parsing the body"; the cause says what the client can fix.
+            detail = (
+                f"the request body cannot be read: {why_unreadable(exc.__cause__)}; "
+                "send a JSON document matching the API schema (see /openapi.json)"
+            )
         problem = Problem(status=exc.status_code, title=title, detail=detail)
         return respond(problem, headers)
 
+    async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
+        problem = Problem(
+            status=500,
+            title="Internal error",
+            detail=f"the service failed on this request ({type(exc).__name__}); the "
+            "service's log has the details. Retry, or report it with the log",
+        )
+        return respond(problem)
+
     app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(RecallmemError, on_library)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
@@ -209,5 +233,6 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: problem_response("The token may not act for this user"),
     405: problem_response("Method not allowed"),
     413: problem_response("Payload too large"),
+    415: problem_response("A write without 'Content-Type: application/json'"),
     422: problem_response("The request does not match the schema"),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.facts import ScopeFilter
 from recallmem.server.problems import PROBLEM_RESPONSES
@@ -11,7 +12,12 @@ from recallmem.server.schemas import ProfileIn
 from recallmem.server.state import MemoryDep
 from recallmem.types import PROFILE_SECTIONS, Profile, ProfileSection, utcnow
 
-router = APIRouter(prefix="/v1/users/{user_id}", tags=["profile"], responses=PROBLEM_RESPONSES)
+router = APIRouter(
+    prefix="/v1/users/{user_id}",
+    tags=["profile"],
+    responses=PROBLEM_RESPONSES,
+    route_class=AdmittedRoute,
+)
 
 
 @router.get("/profile", response_model=Profile, summary="Read the profile")

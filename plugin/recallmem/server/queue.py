@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from recallmem.extraction.report import Change, ExtractionReport
 from recallmem.memory import Memory
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError, problem_response
 from recallmem.server.state import MemoryDep
@@ -27,6 +28,7 @@ router = APIRouter(
     prefix="/v1/users/{user_id}",
     tags=["queue"],
     responses={**PROBLEM_RESPONSES, 404: problem_response("No such letter")},
+    route_class=AdmittedRoute,
 )
 
 

@@ -6,12 +6,18 @@ import time
 
 from fastapi import APIRouter
 
+from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES
 from recallmem.server.schemas import SearchRequest, SearchResult
 from recallmem.server.state import State
 
-router = APIRouter(prefix="/v1/users/{user_id}", tags=["search"], responses=PROBLEM_RESPONSES)
+router = APIRouter(
+    prefix="/v1/users/{user_id}",
+    tags=["search"],
+    responses=PROBLEM_RESPONSES,
+    route_class=AdmittedRoute,
+)
 
 
 @router.post("/search", response_model=SearchResult, summary="Recall facts for a query")

@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import ValidationError
-
-from recallmem.errors import InvalidInputError
-from recallmem.server.settings import ServerSettings, is_loopback
+from recallmem.server.settings import ServerSettings, is_loopback, load_settings
 
 
 @dataclass(frozen=True)
@@ -63,11 +60,7 @@ def serve(
     from recallmem.server.app import create_app
 
     overrides: dict[str, Any] = {"host": host, "port": port}
-    try:
-        settings = ServerSettings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InvalidInputError(f"the service settings are invalid: {problems}") from exc
+    settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     where = binding(settings)
     config: dict[str, Any] = {"chroma_url": chroma_url, "home": home}
     memory_config = MemoryConfig(**{k: v for k, v in config.items() if v is not None})

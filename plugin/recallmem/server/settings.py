@@ -15,6 +15,12 @@ admin token:
 'ada'
 >>> settings.grant_for("wrong") is None
 True
+
+Host names the service answers to beyond loopback are a comma-separated list (or a JSON
+list) in ``RECALLMEM_ALLOWED_HOSTS``; a leading dot also allows every subdomain:
+
+>>> ServerSettings(allowed_hosts="memory.internal, .example.org").allowed_hosts
+['memory.internal', '.example.org']
 """
 
 from __future__ import annotations
@@ -22,13 +28,25 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import re
 from pathlib import Path
-from typing import Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from recallmem.errors import InvalidInputError
 
 MIN_TOKEN_CHARS = 16
+_HOST_NAME = re.compile(r"^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$|^\[[0-9a-f:.]+\]$")
 
 
 class TokenGrant(BaseModel):
@@ -61,7 +79,7 @@ class ServerSettings(BaseSettings):
 
     host: str = Field(default="127.0.0.1", description="Interface to bind.")
     port: int = Field(default=8765, ge=1, le=65535)
-    api_tokens: list[TokenGrant] = Field(
+    api_tokens: Annotated[list[TokenGrant], NoDecode] = Field(
         default_factory=list, description="Bearer tokens (JSON list of grants)."
     )
     api_tokens_file: Path | None = Field(
@@ -73,6 +91,53 @@ class ServerSettings(BaseSettings):
     max_import_bytes: int = Field(
         default=64 * 1024 * 1024, ge=1024, description="Largest import body."
     )
+    max_concurrent_imports: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Import bodies larger than max_body_bytes read at once; more get 503.",
+    )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names answered besides loopback ones (a leading dot: subdomains "
+        "too). Without tokens only loopback names and these; with tokens, when set, only these "
+        "and loopback names.",
+    )
+
+    @field_validator("api_tokens", mode="before")
+    @classmethod
+    def _tokens_from_json(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            raise ValueError(
+                "is empty; unset it to run without tokens (loopback only), or give a JSON list "
+                'of grants such as [{"token": "<16+ characters>", "user_id": "ada"}]'
+            )
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise ValueError(
+                f"is not JSON ({exc}); give a JSON list of grants such as "
+                '[{"token": "<16+ characters>", "user_id": "ada"}, '
+                '{"token": "<16+ characters>", "admin": true}]'
+            ) from exc
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _hosts_from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = _json_or_commas(value)
+        if not isinstance(value, list):
+            return value
+        hosts = [str(h).strip().lower() for h in value if str(h).strip()]
+        bad = [h for h in hosts if not _HOST_NAME.match(h)]
+        if bad:
+            raise ValueError(
+                f"{', '.join(map(repr, bad))} is not a host name; list bare names such as "
+                "memory.example.org or .example.org (subdomains too), without scheme or port"
+            )
+        return hosts
 
     @model_validator(mode="after")
     def _load_tokens_file(self) -> Self:
@@ -104,6 +169,48 @@ class ServerSettings(BaseSettings):
             if hmac.compare_digest(grant.token.get_secret_value().encode(), presented):
                 found = grant
         return found
+
+
+def _json_or_commas(text: str) -> Any:
+    """A JSON list, or else comma-separated names (``[::1]`` is a name, not JSON)."""
+    if text.strip().startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text.split(",")
+
+
+def load_settings(**overrides: Any) -> ServerSettings:
+    """The service settings from ``RECALLMEM_*`` and ``overrides``, or one clear error.
+
+    Raises:
+        InvalidInputError: naming each bad variable and what to set instead.
+    """
+    try:
+        return ServerSettings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors())
+        raise InvalidInputError(
+            f"the service settings are invalid: {problems} (the service settings are "
+            "listed in README.md and docs/api.md)"
+        ) from exc
+    except SettingsError as exc:
+        raise InvalidInputError(
+            f"the service settings are invalid: {exc}; list settings take JSON"
+        ) from exc
+
+
+def _describe(error: Any) -> str:
+    """One validation error as ``RECALLMEM_NAME[0].field: what is wrong``."""
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not error["loc"]:
+        return message
+    field, *rest = error["loc"]
+    where = f"RECALLMEM_{str(field).upper()}" + "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in rest
+    )
+    return f"{where} {message}" if message.startswith("is ") else f"{where}: {message}"
 
 
 def is_loopback(host: str) -> bool:

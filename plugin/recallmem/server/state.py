@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.memory import Memory
+from recallmem.server.limits import BodySlots
 from recallmem.server.metrics import RecallMetrics
 from recallmem.server.settings import ServerSettings
 
@@ -26,6 +27,10 @@ class ServiceState:
     model: BaseChatModel | None = None
     recalls: RecallMetrics = field(default_factory=RecallMetrics)
     agent: Any = None  # the chat agent, built on first use (see .chat_agent)
+    large_bodies: BodySlots = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.large_bodies = BodySlots(self.settings.max_concurrent_imports)
 
 
 def state_of(request: Request) -> ServiceState:

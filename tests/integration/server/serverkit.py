@@ -14,6 +14,8 @@ from recallmem.server.settings import ServerSettings
 ADA = "tok-ada-0123456789abcdef"
 BOB = "tok-bob-0123456789abcdef"
 ADMIN = "tok-admin-0123456789abcdef"
+# What every POST, PUT and PATCH must declare, bodyless ones (pin, retry) included.
+JSON = {"Content-Type": "application/json"}
 
 
 def token_settings(**overrides: Any) -> ServerSettings:

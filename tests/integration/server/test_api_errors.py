@@ -9,6 +9,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from httpx import Response
+from serverkit import JSON
 
 PROBLEM = "application/problem+json"
 
@@ -60,8 +61,8 @@ def test_unknown_route_and_unknown_fact_are_404(ada: TestClient) -> None:
     for call in (
         lambda: ada.patch("/v1/users/me/facts/nope", json={"pinned": True}),
         lambda: ada.delete("/v1/users/me/facts/nope"),
-        lambda: ada.post("/v1/users/me/facts/nope/pin"),
-        lambda: ada.post("/v1/users/me/facts/nope/unpin"),
+        lambda: ada.post("/v1/users/me/facts/nope/pin", headers=JSON),
+        lambda: ada.post("/v1/users/me/facts/nope/unpin", headers=JSON),
     ):
         problem(call(), 404)
 

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from recallmem.memory import Memory
 from recallmem.types import Category, Fact, Source, Status
+from serverkit import JSON
 
 
 def contents(response_json: dict) -> list[str]:
@@ -166,13 +167,28 @@ def test_purge_erases(ada: TestClient, add_fact: Any, memory: Memory) -> None:
 
 def test_pin_and_unpin(ada: TestClient, add_fact: Any) -> None:
     fact = add_fact(ada, "Team standup is at 10:00", category="context")
-    assert ada.post(f"/v1/users/me/facts/{fact['id']}/pin").json()["pinned"] is True
+    assert ada.post(f"/v1/users/me/facts/{fact['id']}/pin", headers=JSON).json()["pinned"] is True
     assert ada.get(f"/v1/users/me/facts/{fact['id']}").json()["fact"]["pinned"] is True
-    assert ada.post(f"/v1/users/me/facts/{fact['id']}/unpin").json()["pinned"] is False
+    assert (
+        ada.post(f"/v1/users/me/facts/{fact['id']}/unpin", headers=JSON).json()["pinned"] is False
+    )
 
 
 def test_a_duplicate_confirms_the_existing_fact(ada: TestClient, add_fact: Any) -> None:
     first = add_fact(ada, "Prefers dark mode")
-    second = add_fact(ada, "prefers dark mode")
+    body = {"content": "prefers dark mode", "category": "preference"}
+    again = ada.post("/v1/users/me/facts", json=body)
+    assert again.status_code == 200  # nothing was created
+    assert again.headers["Recallmem-Outcome"] == "confirmed"
+    second = again.json()
     assert second["id"] == first["id"]
     assert second["confirmations"] == 1
+    assert [f["id"] for f in ada.get("/v1/users/me/facts").json()["items"]] == [first["id"]]
+
+
+def test_a_new_fact_is_created(ada: TestClient) -> None:
+    body = {"content": "Keeps a sourdough starter", "category": "identity"}
+    created = ada.post("/v1/users/me/facts", json=body)
+    assert created.status_code == 201
+    assert created.headers["Recallmem-Outcome"] == "created"
+    assert created.json()["confirmations"] == 0

@@ -3,7 +3,9 @@
 Every generated request, valid or not, must get a documented answer that matches the
 schema and is never a 5xx; afterwards nothing is lost: another user's memory is exactly
 as it was, and the fuzzed user's memory is whole (every fact readable, the export
-imports cleanly).
+imports cleanly). The admission rules hold for every generated request: in open mode a
+loopback ``Host`` is served like any other and a foreign one is always refused, and a
+write that does not declare JSON is never carried out.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from hypothesis import HealthCheck, settings
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
+from recallmem.server.settings import ServerSettings
 from recallmem.testing import HashingEmbeddings
-from schemathesis.checks import positive_data_acceptance
+from schemathesis.checks import ignored_auth, positive_data_acceptance
 from schemathesis.config import SchemathesisConfig
 from serverkit import ADA, BOB, client_for, token_settings
 
@@ -33,7 +36,7 @@ def bob_state(memory: Memory) -> Any:
     return sorted(f.model_dump_json(exclude={"last_accessed_at"}) for f in facts)
 
 
-def seeded_app() -> tuple[FastAPI, Memory]:
+def seeded_app() -> tuple[FastAPI, FastAPI, Memory]:
     """One app for the module: schemathesis builds its tests from the schema at import.
 
     (Its fixture-based loader relies on a pytest internal that pytest 9 removed.)
@@ -51,10 +54,11 @@ def seeded_app() -> tuple[FastAPI, Memory]:
     assert ada.post(
         "/v1/users/me/facts", json={"content": "Ada likes tea", "category": "preference"}
     ).is_success
-    return app, memory
+    open_app = create_app(memory, ServerSettings(api_tokens=[], allowed_hosts=["memory.internal"]))
+    return app, open_app, memory
 
 
-APP, MEMORY = seeded_app()
+APP, OPEN_APP, MEMORY = seeded_app()
 BOB_BEFORE = bob_state(MEMORY)
 
 
@@ -67,6 +71,16 @@ any_requests = schemathesis.openapi.from_asgi(
     "/openapi.json", APP,
     config=SchemathesisConfig.from_dict({**AS_ADA, "generation": {"mode": "all"}}),
 )  # fmt: skip
+ON_LOOPBACK = {"headers": {"Host": "localhost:8765"}}
+valid_open_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", OPEN_APP, **ON_LOOPBACK,
+    config=SchemathesisConfig.from_dict({**ON_LOOPBACK, "generation": {"mode": "positive"}}),
+)  # fmt: skip
+any_open_requests = schemathesis.openapi.from_asgi(
+    "/openapi.json", OPEN_APP, **ON_LOOPBACK,
+    config=SchemathesisConfig.from_dict({**ON_LOOPBACK, "generation": {"mode": "all"}}),
+)  # fmt: skip
+WRITES = {"POST", "PUT", "PATCH"}
 
 
 def assert_nothing_lost(tmp_path: Path) -> None:
@@ -110,6 +124,43 @@ def test_any_request_is_answered_and_never_reaches_other_users(case: Any) -> Non
     assert response.status_code < 500
     assert "Bob keeps bees" not in response.text
     assert "Bob speaks Finnish" not in response.text
+    assert bob_state(MEMORY) == BOB_BEFORE
+
+
+@valid_open_requests.parametrize()
+@FUZZ
+def test_valid_requests_in_open_mode_through_a_loopback_name(case: Any) -> None:
+    if "user_id" in (case.path_parameters or {}):
+        case.path_parameters["user_id"] = "ada"  # open mode acts for any user: keep to one
+    if case.path == "/v1/chat/stream" and isinstance(case.body, dict):
+        case.body["user_id"] = "ada"  # open access is not bound to a user: name one
+    stateful = [positive_data_acceptance] if case.path.endswith("/import") else []
+    # Open mode trusts every caller it answers (loopback only), so a token is ignored.
+    case.call_and_validate(excluded_checks=[ignored_auth, *stateful])
+    assert bob_state(MEMORY) == BOB_BEFORE
+
+
+@any_open_requests.parametrize()
+@FUZZ
+def test_a_foreign_host_is_refused_whatever_the_request(case: Any) -> None:
+    for host in ("attacker.example", "attacker.example:8765", "localhost.attacker.example"):
+        response = case.call(headers={"Host": host})
+        assert response.status_code == 400, response.text
+        assert response.json()["title"] == "Host not allowed"
+    assert bob_state(MEMORY) == BOB_BEFORE
+
+
+@any_requests.parametrize()
+@FUZZ
+def test_a_write_not_declared_json_is_never_carried_out(case: Any) -> None:
+    if case.method.upper() not in WRITES:
+        return
+    before = MEMORY.list(user_id="ada", status=None, limit=1000)
+    response = case.call(headers={"Content-Type": "text/plain"})
+    # Only routing (no route at a generated path, or not for this method) and the
+    # caller's token (the generator also spoils it) come before the check.
+    assert response.status_code in (401, 404, 405, 415), response.text
+    assert MEMORY.list(user_id="ada", status=None, limit=1000) == before
     assert bob_state(MEMORY) == BOB_BEFORE
 
 

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recallmem.memory import Memory
+from serverkit import JSON
 
 BOB_FACTS = ["Bob's bank PIN hint is his cat Mochi", "Bob lives on Baker Street 221b"]
 
@@ -80,7 +81,7 @@ def test_bobs_fact_ids_are_not_found_through_adas_own_path(
         ("GET", f"/v1/users/ada/facts/{fact_id}", None),
     ]
     for method, url, body in calls:
-        response = ada.request(method, url, json=body)
+        response = ada.request(method, url, json=body, headers=JSON)
         assert response.status_code == 404, (method, url)
         assert not leaks(response.text.replace(fact_id, ""), bobs)
     assert bob_snapshot(memory) == before

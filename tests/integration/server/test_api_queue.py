@@ -12,7 +12,7 @@ from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
 from recallmem.testing import FakeChatModel, HashingEmbeddings
-from serverkit import ADA, BOB, client_for, token_settings
+from serverkit import ADA, BOB, JSON, client_for, token_settings
 
 TURN = [
     {"role": "user", "content": "I moved to the product team last week"},
@@ -59,11 +59,11 @@ def test_a_dead_letter_is_listed_retried_and_then_extracted(flaky: Memory) -> No
     assert "provider is down" in letter["reason"]
     assert [m["content"] for m in letter["messages"]] == [t["content"] for t in TURN]
 
-    refused = bob.post(f"/v1/users/me/queue/dead-letters/{letter['id']}/retry")
+    refused = bob.post(f"/v1/users/me/queue/dead-letters/{letter['id']}/retry", headers=JSON)
     assert refused.status_code == 404
     assert ada.get("/v1/users/me/queue").json()["dead_letters"] == [letter]
 
-    retried = ada.post(f"/v1/users/me/queue/dead-letters/{letter['id']}/retry")
+    retried = ada.post(f"/v1/users/me/queue/dead-letters/{letter['id']}/retry", headers=JSON)
     assert retried.status_code == 200
     assert retried.json()["dead_letters"] == []
     flaky.flush(timeout=10)
@@ -79,7 +79,7 @@ def test_a_dead_letter_is_listed_retried_and_then_extracted(flaky: Memory) -> No
 
 
 def test_an_unknown_dead_letter_is_404(ada: TestClient) -> None:
-    response = ada.post("/v1/users/me/queue/dead-letters/424242/retry")
+    response = ada.post("/v1/users/me/queue/dead-letters/424242/retry", headers=JSON)
     assert response.status_code == 404
     assert "GET .../queue" in response.json()["detail"]
 

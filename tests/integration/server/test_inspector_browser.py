@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.types import Status
+from recallmem.server.settings import ServerSettings
+from recallmem.types import Source, Status
 from serverkit import ADA, LiveServer, token_settings
 
 pytestmark = pytest.mark.browser
@@ -70,9 +72,14 @@ def test_add_find_edit_delete(page: Any, memory: Memory) -> None:
     expect(page.locator("#hits")).not_to_contain_text("Bob")
     time_cell = first_hit.locator("td").nth(6)
     expect(time_cell).to_have_text("0.000")  # the query names no time
+    # An older fact, so that "today" tells the two apart (a time every fact matches alike
+    # counts for nothing).
+    long_ago = Source(at=datetime.now(UTC) - timedelta(days=400))
+    older = memory.remember("Owns a road bike", user_id="ada", category="context", source=long_ago)
     page.fill("#query", "what did I say today about reports")
     page.click("#search-form button[type=submit]")
     expect(time_cell).to_have_text("1.000")  # said today: inside the window
+    memory.forget(older.id, purge=True)
 
     # edit: the old text stays in the history
     first_hit.locator("a").click()
@@ -114,3 +121,34 @@ def test_profile_and_extraction_tabs_render(page: Any, memory: Memory) -> None:
     expect(page.locator("#metrics")).to_contain_text("extraction tokens")
     expect(page.locator("#pending")).to_contain_text("Nothing waiting.")
     expect(page.locator("#extractions")).to_contain_text("No extraction has run")
+
+
+def test_open_mode_writes_from_the_page_pass_the_origin_and_type_rules(
+    memory: Memory, live_server: type[LiveServer]
+) -> None:
+    """Without tokens (the default of scripts/serve.sh) the page's writes, bodyless pin
+    included, go through; adding a fact twice says it was confirmed, not stored again."""
+    if not shutil.which(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it as root)")
+    from playwright.sync_api import expect, sync_playwright
+
+    with live_server(create_app(memory, ServerSettings())) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(url + "/")
+        page.fill("#user", "ada")
+        page.click("#connect button[type=submit]")
+        page.wait_for_selector("#status:has-text('Memory of ada')")
+        page.click("details.add summary")
+        for _ in range(2):
+            page.fill("#add-content", "Keeps bees on the roof")
+            page.select_option("#add-category", "identity")  # waits for the categories
+            page.click("#add-form button[type=submit]")
+            expect(page.locator("#detail-content")).to_have_text("Keeps bees on the roof")
+        expect(page.locator("#status")).to_have_text(re.compile("Already known, confirmed"))
+        page.click("#pin")
+        expect(page.locator("#pin")).to_have_text("Unpin")
+        browser.close()
+    [fact] = memory.list(user_id="ada")
+    assert fact.pinned and fact.confirmations == 1

@@ -60,6 +60,24 @@ def test_tokens_from_the_environment_and_a_file(
     assert not settings.open_access
 
 
+@pytest.mark.parametrize(
+    ("tokens", "words"),
+    [("", "RECALLMEM_API_TOKENS is empty"), ("[{oops", "RECALLMEM_API_TOKENS is not JSON")],
+)
+def test_unreadable_tokens_stop_the_start_with_one_paragraph(
+    tmp_path: Path, tokens: str, words: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECALLMEM_")}
+    env |= {"RECALLMEM_HOME": str(tmp_path / "home"), "RECALLMEM_API_TOKENS": tokens}
+    done = subprocess.run(
+        [sys.executable, "-m", "recallmem.cli", "serve", "--port", str(free_port())],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert words in done.stderr and "JSON list of grants" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
 def test_loopback_detection() -> None:
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.8.8", "::1", "[::1]", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "example.org", "10.0.0.1"))

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recallmem.errors import PromptError
+from recallmem.quoting import quote_text
 from recallmem.retrieval.injection import (
     build_block,
-    escape_memory_text,
     load_memory_block_spec,
     render_recalled,
 )
@@ -151,8 +151,8 @@ def test_any_memory_text_stays_inside_one_block_within_budget(
 
 
 def test_escape_is_stable_and_reversible_in_meaning() -> None:
-    assert escape_memory_text("a & b <c>") == "a &amp; b &lt;c&gt;"
-    assert escape_memory_text("line1\r\nline2\u2028x\x00y") == "line1 line2 x y"
+    assert quote_text("a & b <c>") == "a &amp; b &lt;c&gt;"
+    assert quote_text("line1\r\nline2\u2028x\x00y") == "line1 line2 x y"
 
 
 def test_recalled_note_is_bounded_and_names_the_trigger() -> None:

@@ -9,8 +9,8 @@ from recallmem.errors import PromptError
 from recallmem.extraction.chain import prepare
 from recallmem.extraction.filter import Utterance, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
-from recallmem.extraction.secrets import load_secret_rules
 from recallmem.prompts import load_prompt, shipped_prompt_names
+from recallmem.secrets import load_secret_rules
 
 
 def test_the_extraction_files_ship_and_load() -> None:
@@ -19,15 +19,15 @@ def test_the_extraction_files_ship_and_load() -> None:
     rendered = load_prompt("extract").render(**window.inputs)
     assert "我用 {braces} 写模板" in rendered[1][1]  # values are data, never re-formatted
     assert load_filter_rules().acknowledgements
-    assert load_secret_rules().tokens
+    assert load_secret_rules().rules
     assert load_scope_rules().rules
 
 
 @pytest.mark.parametrize(
     ("name", "text", "problem"),
     [
-        ("secrets", "name: secrets\nversion: '1'\nredaction: x\ntokens: ['a']\n"
-                    "assignments: {en: ['(?P<v>x)'], zh: ['(?P<value>x)']}\n", "no (?P<value>"),
+        ("secrets", "name: secrets\nversion: '1'\nredaction: x\n"
+                    "rules: [{kind: k, value: any, patterns: ['(?P<v>x)']}]\n", "no (?P<value>"),
         ("scope_rules", "name: scope_rules\nversion: '1'\nrules: {p: {reason: a permission here, "
                         "en: ['x'], zh: ['y'], extra: 1}}\n", "extra"),
         ("filter", "name: filter\nversion: '1'\nacknowledgements: {en: [ok], zh: [好]}\n"

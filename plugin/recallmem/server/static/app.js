@@ -33,15 +33,20 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
+async function call(method, path, body) {
   const headers = { Accept: "application/json" };
   if (state.token) headers.Authorization = `Bearer ${state.token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  // The service takes writes only with this header, body or not: other sites cannot send it.
+  if (method !== "GET") headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   const data = text ? JSON.parse(text) : null;
   if (!response.ok) throw new ApiError(data || { title: response.statusText, status: response.status });
-  return data;
+  return { data, response };
+}
+
+async function api(method, path, body) {
+  return (await call(method, path, body)).data;
 }
 
 function userPath(suffix) {
@@ -217,9 +222,10 @@ async function addFact(event) {
     pinned: $("#add-pinned").checked,
   };
   if (state.agent) body.agent_id = state.agent;
-  const fact = await api("POST", userPath("/facts"), body);
+  const { data: fact, response } = await call("POST", userPath("/facts"), body);
   $("#add-content").value = "";
-  say(`Stored: ${fact.content}`);
+  const confirmed = response.headers.get("Recallmem-Outcome") === "confirmed";
+  say(confirmed ? `Already known, confirmed again: ${fact.content}` : `Stored: ${fact.content}`);
   state.offset = 0;
   await loadFacts();
   await showDetail(fact.id);
