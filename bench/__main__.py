@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.bilingual_report import bilingual
     from bench.embedders import embedders
     from bench.peers import peers
+    from bench.planner import planner
     from bench.plots import plot_all
     from bench.quality import locomo, madial
     from bench.scale import scale
@@ -36,6 +37,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "summary": summary,
         "embedders": embedders,
         "secrets": secrets,
+        "planner": planner,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -44,6 +46,7 @@ ORDER = (
     "locomo",
     "madial",
     "bilingual",
+    "planner",
     "ablation",
     "embedders",
     "peers",

@@ -85,6 +85,32 @@ class StoreError(RecallmemError):
     """The vector store could not be opened, read or written."""
 
 
+class StoreLockedError(StoreError):
+    """Another process owns this embedded home; ``holder`` says which (when recorded)."""
+
+    def __init__(self, message: str, holder: object = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class DiskFullError(StoreError):
+    """The disk under the store is full; the message names the path."""
+
+
+class QueueUnavailableError(StoreError):
+    """The extraction queue file cannot be used; facts and recall still work."""
+
+    def __init__(self, path: object, cause: BaseException) -> None:
+        super().__init__(
+            f"the extraction queue at {path} cannot be used ({type(cause).__name__}: {cause}). "
+            "Facts, recall and listing still work; observing conversations, extraction and "
+            "the queue views do not. Stop the process, move that file aside (it holds only "
+            "conversation turns not yet extracted and dead letters; keep it for inspection "
+            "with sqlite3 if they matter) and open the memory again: a new queue is created."
+        )
+        self.path = path
+
+
 class ImportRejectedError(RecallmemError):
     """An import payload failed validation; nothing was written."""
 

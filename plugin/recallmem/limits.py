@@ -35,6 +35,7 @@ DEFAULT_PAGE = 50  # facts per listed page
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
 MAX_IMPORT_ROWS = 200_000
+MAX_IMPORT_ID_CHARS = 256  # a fact id in an import (the store refuses longer ones)
 DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
 
 # What the model may ask through the recall / remember tools: fewer facts and shorter

@@ -16,6 +16,7 @@ and hands each call to one of them.
 from __future__ import annotations
 
 import builtins
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import tzinfo
 from functools import cached_property, partial
@@ -26,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
+from recallmem.errors import QueueUnavailableError, StoreError
 from recallmem.extraction.backlog import NO_USAGE
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
@@ -35,6 +37,7 @@ from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
 from recallmem.store.embeddings import default_embeddings
+from recallmem.store.scrub import scrub_sqlite
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
     check_fact_id,
@@ -256,8 +259,11 @@ class Memory:
         if fact_id is None and self.config.queue_path.exists():
             # Queued words of that scope would bring the facts back.
             self.extraction.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
-        return self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                      agent_id=agent_id, purge=purge)  # fmt: skip
+        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        if purge and self.config.queue_path.exists():
+            scrub_sqlite(self.config.queue_path)  # the words the facts came from
+        return forgotten
 
     # profiles, export and import ---------------------------------------------
 
@@ -285,9 +291,7 @@ class Memory:
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
         checked = accept_import(data, self.repository.owners, self.config.secrets)
-        self.repository.put(checked.facts)
-        for profile in checked.profiles:
-            self.set_profile(profile)
+        self.repository.import_facts(checked.facts, checked.profiles)
         return checked.report()
 
     # extraction ------------------------------------------------------------------
@@ -297,7 +301,10 @@ class Memory:
         """The durable extraction queue and its stages (created on first use)."""
         from recallmem.extraction.pipeline import ExtractionPipeline
 
-        return ExtractionPipeline(self.repository, self.model, self.config)
+        try:
+            return ExtractionPipeline(self.repository, self.model, self.config)
+        except (StoreError, sqlite3.DatabaseError) as exc:
+            raise QueueUnavailableError(self.config.queue_path, exc) from exc
 
     def start_background(self) -> None:
         """Extract queued windows in a background thread as they fall due.
@@ -370,6 +377,7 @@ class Memory:
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
         self.repository.flush_access_times()
+        self.store.close()
 
     def __enter__(self) -> Memory:
         return self

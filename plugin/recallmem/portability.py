@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import ImportRejectedError, SecretRefusedError
+from recallmem.limits import MAX_IMPORT_ID_CHARS as MAX_ID_CHARS
 from recallmem.limits import MAX_IMPORT_ROWS
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile
@@ -75,7 +76,7 @@ def _header_problem(data: object) -> str | None:
         return "the import must be a JSON object as written by `recallmem export`"
     if data.get("format") != FORMAT:
         return f"'format' must be {FORMAT!r}; this is not a recallmem export"
-    if isinstance(data.get("version"), bool) or data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data.get("version") != VERSION:  # True == 1
         return f"unsupported export version {data.get('version')!r}; this build reads {VERSION}"
     if not isinstance(data.get("facts"), list) or not isinstance(data.get("profiles", []), list):
         return "'facts' and 'profiles' must be lists"
@@ -88,6 +89,16 @@ def _error_text(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or 'row'}: {err['msg']}" for err in exc.errors()
     )
+
+
+def _unstorable(record: Fact | Profile) -> str | None:
+    """Why the store would refuse a record that passed the model's validation."""
+    fact_id = getattr(record, "id", None)
+    if fact_id is not None and not fact_id.strip():
+        return "'id' is empty; give the fact a non-blank id, or leave 'id' out to get a new one"
+    if fact_id is not None and len(fact_id) > MAX_ID_CHARS:
+        return f"'id' is longer than {MAX_ID_CHARS} characters"
+    return None  # text Chroma cannot encode (a lone surrogate) already fails the model
 
 
 def validate_import(data: object, secrets: SecretPolicy = "refuse") -> ValidatedImport:
@@ -114,6 +125,9 @@ def validate_import(data: object, secrets: SecretPolicy = "refuse") -> Validated
         if not visible_text(fact.content).strip():
             rejected.append((row, "content is blank: only invisible characters"))
             continue
+        if problem := _unstorable(fact):
+            rejected.append((row, problem))
+            continue
         if fact.id in seen:
             rejected.append((row, f"duplicate fact id {fact.id!r} in this import"))
             continue
@@ -121,11 +135,17 @@ def validate_import(data: object, secrets: SecretPolicy = "refuse") -> Validated
         facts.append(fact)
     for row, raw in enumerate(data.get("profiles", [])):
         try:
-            profiles.append(screen_profile(Profile.model_validate(raw), secrets))
+            profile = screen_profile(Profile.model_validate(raw), secrets)
         except ValidationError as exc:
             rejected.append((row, f"profiles[{row}]: {_error_text(exc)}"))
+            continue
         except SecretRefusedError as exc:
             rejected.append((row, f"profiles[{row}]: {exc}"))
+            continue
+        if problem := _unstorable(profile):
+            rejected.append((row, f"profiles[{row}]: {problem}"))
+            continue
+        profiles.append(profile)
     return ValidatedImport(facts=facts, profiles=profiles, rejected=rejected)
 
 

@@ -8,6 +8,11 @@ reloaded when another process published a newer revision, so ``get``, ``facts`` 
 the indexes: :class:`~recallmem.Memory` and the extraction pipeline
 (:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
 
+A write that fails drops the user's index, so the next read reloads what Chroma holds:
+the process never shows facts the store lacks, nor misses facts it has. An import is
+recorded as an intent before its first write (:mod:`recallmem.store.intents`), and an
+intent left by a crash or a failure is completed when the repository is next opened.
+
 Access times are the one write a read causes, and it is kept apart: a recall records
 them in memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next
 write, or at :meth:`FactRepository.flush_access_times` (``Memory.close``).
@@ -15,24 +20,30 @@ write, or at :meth:`FactRepository.flush_access_times` (``Memory.close``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
-from recallmem.errors import FactNotFoundError
+from recallmem.errors import DiskFullError, FactNotFoundError, StoreError
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore, open_client
+from recallmem.store.chroma import FactStore, open_store
 from recallmem.store.embeddings import embed_matrix, embed_query_vector, embedder_name
+from recallmem.store.failures import is_disk_full
+from recallmem.store.intents import Intent, IntentLog
+from recallmem.store.scrub import scrub_chroma
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
+log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
 _MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
@@ -48,21 +59,22 @@ class FactRepository:
         read from the collection, or recorded by the first write.
         """
         declared = getattr(embeddings, "dimension", None)
-        store = FactStore(
-            open_client(config),
-            config.collection,
-            embedder_name(embeddings),
-            declared if isinstance(declared, int) else None,
-        )
-        return cls(store, embeddings, config.index_cache_facts)
+        dimension = declared if isinstance(declared, int) else None
+        store = open_store(config, embedder_name(embeddings), dimension)
+        return cls(store, embeddings, config.index_cache_facts, home=config.home)
 
-    def __init__(self, store: FactStore, embeddings: Embeddings, cache_facts: int) -> None:
+    def __init__(
+        self, store: FactStore, embeddings: Embeddings, cache_facts: int, *, home: Path
+    ) -> None:
         self.store = store
         self.embeddings = embeddings
+        self.intents = IntentLog(home)
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
+        self._scrub_lock = threading.Lock()
+        self.recovered = self.recover()
 
     # -- reading -------------------------------------------------------------------
 
@@ -170,7 +182,16 @@ class FactRepository:
         """Write every access time noted so far."""
         for user_id in self._access.users():
             with self._locked(user_id):
-                self.store.touch(self._access.take(user_id))
+                self._touch(user_id)
+
+    def _touch(self, user_id: str) -> None:
+        accessed = self._access.take(user_id)
+        try:
+            self.store.touch(accessed)
+        except StoreError as exc:
+            # Recall is a read: it must keep working when the disk is full or the store
+            # refuses writes. These times only order eviction, so they are dropped.
+            log.warning("recallmem: %d access time(s) not recorded: %s", len(accessed), exc)
 
     # -- writing -------------------------------------------------------------------
 
@@ -194,13 +215,17 @@ class FactRepository:
         records: Sequence[Fact] = (),
     ) -> None:
         # Chroma first, then the revision, then this process's index.
-        if embedded:
-            if vectors is None or len(vectors) != len(embedded):
-                raise ValueError("every embedded fact needs its vector")
-            self.store.upsert(embedded, vectors)
-        self.store.update_records(records)
-        self.store.touch(self._access.take(index.user_id))
-        index.revision = self.store.bump_revision(index.user_id)
+        if embedded and (vectors is None or len(vectors) != len(embedded)):
+            raise ValueError("every embedded fact needs its vector")
+        try:
+            if embedded:
+                self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
+            self.store.update_records(records)
+            index.revision = self.store.bump_revision(index.user_id)
+        except StoreError:
+            self._indexes.drop(index.user_id)  # part may be written: reload what is there
+            raise
+        self._touch(index.user_id)
         if embedded:
             index.upsert(embedded, vectors)
         if records:
@@ -278,12 +303,7 @@ class FactRepository:
                 and (agent_id is None or f.agent_id == agent_id)
             ]
             if purge:
-                self.store.delete([f.id for f in facts], user_id=user_id)
-                if whole_user:
-                    self.store.delete_scope(user_id)
-                index.remove(f.id for f in facts)
-                self._access.take(user_id)
-                index.revision = self.store.bump_revision(user_id)
+                self._purge(index, facts, whole_user=whole_user)
             else:
                 now = utcnow()
                 gone = [f for f in facts if f.status is not Status.DELETED]
@@ -292,8 +312,79 @@ class FactRepository:
                 self._save(index, deleted)
             return len(facts)
 
+    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
+        ids = {f.id for f in facts}
+        keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
+        self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
+        self.store.delete(list(ids), user_id=index.user_id)
+        if whole_user:
+            self.store.delete_scope(index.user_id)
+        index.remove(ids)
+        self._access.take(index.user_id)
+        index.revision = self.store.bump_revision(index.user_id)
+        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
+            with self._scrub_lock:
+                scrub_chroma(self.store.path)
+
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
         with self._writing(profile.user_id) as index:
             self.store.save_profile(profile)
             index.revision = self.store.bump_revision(profile.user_id)
+
+    # -- imports -------------------------------------------------------------------
+
+    def import_facts(self, facts: Sequence[Fact], profiles: Sequence[Profile]) -> None:
+        """Write an import whole: all of its rows, or (after a crash) all of them at the
+        next open. Raises StoreError naming where the unfinished import is kept."""
+        vectors = self.embed([f.content for f in facts]) if facts else np.zeros((0, 1), np.float32)
+        try:
+            intent = self.intents.record(facts, vectors, profiles)
+        except OSError as exc:
+            error = DiskFullError if is_disk_full(exc) else StoreError
+            raise error(
+                f"{'disk full: ' if error is DiskFullError else ''}could not record the "
+                f"import in {self.intents.directory}: {exc}. Nothing was written."
+            ) from exc
+        with self.intents.claimed(intent.path):
+            try:
+                self._apply(intent)
+            except StoreError as exc:
+                error = DiskFullError if isinstance(exc, DiskFullError) else StoreError
+                raise error(
+                    f"the import stopped after writing part of it: {exc} It is kept at "
+                    f"{intent.path} and completed when the memory is next opened (or run "
+                    "the same import again: rows are written by id, never twice)."
+                ) from exc
+            self.intents.done(intent)
+
+    def _apply(self, intent: Intent) -> None:
+        rows_of: dict[str, list[int]] = {}
+        for row, fact in enumerate(intent.facts):
+            rows_of.setdefault(fact.user_id, []).append(row)
+        for user_id, rows in rows_of.items():
+            with self._writing(user_id) as index:
+                self._write(index, [intent.facts[r] for r in rows], intent.vectors[rows])
+        for profile in intent.profiles:
+            self.save_profile(profile)
+
+    def recover(self) -> int:
+        """Complete the imports a crash or a failure left unfinished; returns the rows
+        written. One that still fails stays for the next open (and is logged)."""
+        written = 0
+        for path in self.intents.pending():
+            with self.intents.claimed(path) as mine:
+                if not mine:
+                    continue  # another process is applying it right now
+                try:
+                    intent = self.intents.load(path)
+                    self._apply(intent)
+                except (OSError, ValueError, StoreError) as exc:
+                    log.error("recallmem: an unfinished import at %s failed again: %s; it "
+                              "is retried at the next open", path, exc)  # fmt: skip
+                    continue
+                self.intents.done(intent)
+            log.warning("recallmem: completed an import a crash interrupted: %d fact(s), "
+                        "%d profile(s)", len(intent.facts), len(intent.profiles))  # fmt: skip
+            written += len(intent.facts)
+        return written

@@ -10,6 +10,9 @@
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
     recallmem serve --host 127.0.0.1 --port 8765
 
+While ``recallmem serve`` owns the home, commands are not run on it (embedded Chroma
+belongs to one process): the CLI prints the ``curl`` that asks the service instead.
+
 Errors print one line on stderr that says what to do, and exit with status 2 (bad
 input) or 1 (anything else).
 """
@@ -22,9 +25,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from recallmem.cli import facts, queue, serve
+from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
-from recallmem.errors import FactNotFoundError, InvalidInputError, RecallmemError
+from recallmem.errors import FactNotFoundError, InvalidInputError, RecallmemError, StoreLockedError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,6 +50,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except (InvalidInputError, FactNotFoundError) as exc:
         print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
         return 2
+    except StoreLockedError as exc:
+        print(f"recallmem: {busy_message(args, exc.holder) or f'error: {exc}'}", file=sys.stderr)
+        return 1
     except (RecallmemError, OSError) as exc:
         print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
         return 1

@@ -152,10 +152,11 @@ class Affected(BaseModel):
 class Health(BaseModel):
     """Liveness and the shape of the deployment (no user data)."""
 
-    status: str
+    status: str = Field(description="'ok', or 'degraded' when a part listed in problems fails")
     version: str
     store: str
     auth: str
+    problems: list[str] = Field(default_factory=list, description="What fails, and what to do")
 
 
 class FactCounts(BaseModel):

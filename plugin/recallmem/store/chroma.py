@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -20,6 +21,10 @@ import numpy as np
 from recallmem.config import MemoryConfig
 from recallmem.errors import EmbeddingMismatchError, StoreError
 from recallmem.store.codec import decode, encode, scope_where
+from recallmem.store.failures import check_room, store_errors
+from recallmem.store.heap import wipe_heap_blocks
+from recallmem.store.lock import HomeLock, acquire
+from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
@@ -35,21 +40,6 @@ _WHOLE = ["documents", "metadatas", "embeddings"]
 FACTS_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 
 
-@contextmanager
-def _store_errors(action: str) -> Iterator[None]:
-    try:
-        yield
-    except (EmbeddingMismatchError, StoreError):
-        raise
-    except OSError as exc:
-        raise StoreError(
-            f"could not {action}: {exc}. Check that the data directory is writable and the "
-            "disk is not full; nothing was changed by the failed operation."
-        ) from exc
-    except Exception as exc:
-        raise StoreError(f"could not {action}: {type(exc).__name__}: {exc}") from exc
-
-
 def open_client(config: MemoryConfig) -> Any:
     """An embedded ``PersistentClient`` under ``config.home``, or an ``HttpClient``."""
     import chromadb
@@ -63,7 +53,7 @@ def open_client(config: MemoryConfig) -> Any:
         headers = {}
         if config.chroma_token is not None:
             headers["Authorization"] = f"Bearer {config.chroma_token.get_secret_value()}"
-        with _store_errors(f"connect to the Chroma server at {config.chroma_url}"):
+        with store_errors("connect to the Chroma server", config.chroma_url):
             return chromadb.HttpClient(
                 host=url.hostname,
                 port=url.port or (443 if url.scheme == "https" else 8000),
@@ -71,25 +61,73 @@ def open_client(config: MemoryConfig) -> Any:
                 headers=headers,
                 settings=settings,
             )
-    with _store_errors(f"open the embedded Chroma database at {config.chroma_path}"):
+    with store_errors("open the embedded Chroma database", str(config.chroma_path)):
         config.chroma_path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(config.chroma_path), settings=settings)
 
 
+def open_store(config: MemoryConfig, embedder: str, dimension: int | None) -> FactStore:
+    """The fact store ``config`` names; an embedded one is first locked to this process
+    (:mod:`recallmem.store.lock`), and unlocked again if opening fails."""
+    lock = None if config.chroma_url else acquire(config.home)
+    try:
+        unapplied = 0
+        if lock is not None:
+            wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
+            unapplied = report_unapplied(config.chroma_path)
+        client = open_client(config)
+        store = FactStore(
+            client, config.collection, embedder, dimension,
+            path=None if config.chroma_url else config.chroma_path, lock=lock,
+        )  # fmt: skip
+        store.unapplied_at_open = unapplied
+        return store
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def _close(client: Any, lock: HomeLock | None) -> None:
+    try:
+        if lock is not None:  # a server client holds no files; only embedded ones are closed
+            client.close()
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 class FactStore:
-    """Facts, revisions and profiles in Chroma. Every read and delete is scoped by user."""
+    """Facts, revisions and profiles in Chroma. Every read and delete is scoped by user.
+
+    ``path`` is the embedded database's directory (None for a Chroma server): writes
+    check the room they need there first. ``lock`` is this process's hold on the home,
+    given back by :meth:`close` (or when the store is garbage-collected).
+    """
 
     def __init__(
-        self, client: Any, prefix: str, embedder: str, dimension: int | None = None
+        self,
+        client: Any,
+        prefix: str,
+        embedder: str,
+        dimension: int | None = None,
+        *,
+        path: Path | None = None,
+        lock: HomeLock | None = None,
     ) -> None:
         self.embedder = embedder
         self._prefix = prefix
+        self.path = path
+        self.lock = lock
+        self.where = str(path) if path is not None else "the Chroma server"
+        self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
+        self._closer = weakref.finalize(self, _close, client, lock)
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
         metadata: dict[str, Any] = {"embedding_model": embedder}
         if dimension is not None:
             metadata["embedding_dim"] = dimension
-        with _store_errors("open the recallmem collections"):
+        with self._errors("open the recallmem collections"):
             self._facts = client.get_or_create_collection(
                 f"{prefix}_facts",
                 embedding_function=None,
@@ -105,6 +143,13 @@ class FactStore:
         self.dimension: int | None = recorded.get("embedding_dim")
         if dimension is not None:
             self.check_dimension(dimension)
+
+    def _errors(self, action: str) -> Any:
+        return store_errors(action, self.where)
+
+    def close(self) -> None:
+        """Release the Chroma client and this process's lock on the home (idempotent)."""
+        self._closer()
 
     def _mismatch(self, recorded: dict[str, Any], embedder: str, dimension: int | None) -> None:
         model, dim = recorded.get("embedding_model"), recorded.get("embedding_dim")
@@ -125,7 +170,7 @@ class FactStore:
     def _record_dimension(self, dimension: int) -> None:
         self.check_dimension(dimension)
         if self.dimension is None:
-            with _store_errors("record the embedding dimension"):
+            with self._errors("record the embedding dimension"):
                 recorded = dict(self._facts.metadata or {})
                 self._facts.modify(metadata={**recorded, "embedding_dim": dimension})
             self.dimension = dimension
@@ -139,7 +184,10 @@ class FactStore:
         for start in range(0, len(facts), _WRITE_BATCH):
             batch = facts[start : start + _WRITE_BATCH]
             encoded = [encode(f) for f in batch]
-            with _store_errors("write facts to Chroma"):
+            size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
+            check_room(self.path, size + vectors[start : start + _WRITE_BATCH].nbytes,
+                       "write facts")  # fmt: skip
+            with self._errors("write facts to Chroma"):
                 self._facts.upsert(
                     ids=[f.id for f in batch],
                     documents=[doc for doc, _ in encoded],
@@ -153,13 +201,16 @@ class FactStore:
             return
         # Never pass documents without vectors: Chroma would embed them with its default
         # model, which means a download. The content is unchanged here by definition.
-        with _store_errors("update facts in Chroma"):
-            self._facts.update(ids=[f.id for f in facts], metadatas=[encode(f)[1] for f in facts])
+        metadatas = [encode(f)[1] for f in facts]
+        check_room(self.path, sum(len(str(m)) for m in metadatas) * 2, "update facts")
+        with self._errors("update facts in Chroma"):
+            self._facts.update(ids=[f.id for f in facts], metadatas=metadatas)
 
     def touch(self, accessed: Sequence[tuple[str, float]]) -> None:
         """Record access times alone, so a stale copy can never overwrite a newer record."""
         if accessed:
-            with _store_errors("record access times"):
+            check_room(self.path, 64 * len(accessed), "record access times")
+            with self._errors("record access times"):
                 self._facts.update(
                     ids=[fact_id for fact_id, _ in accessed],
                     metadatas=[{"accessed_at": at} for _, at in accessed],
@@ -171,13 +222,13 @@ class FactStore:
         # metadata, then filters), and each page of a paged one scans it again. So: one
         # page in one call, which is every user up to _READ_PAGE facts; a larger user
         # has the rest of its ids listed by one more scan, then read by id in pages.
-        with _store_errors(f"read the facts of user {user_id!r}"):
+        with self._errors(f"read the facts of user {user_id!r}"):
             first = self._facts.get(
                 where=scope_where(user_id), include=_WHOLE, limit=_READ_PAGE, offset=0
             )
         pages = [first]
         if len(first["ids"]) == _READ_PAGE:
-            with _store_errors(f"list the facts of user {user_id!r}"):
+            with self._errors(f"list the facts of user {user_id!r}"):
                 rest = self._facts.get(where=scope_where(user_id), include=[], offset=_READ_PAGE)
             pages += self._pages(rest["ids"], user_id, _WHOLE)
         facts = [fact for page in pages for fact in _decoded(page)]
@@ -191,7 +242,7 @@ class FactStore:
         where = scope_where(user_id) if user_id is not None else None
         pages = []
         for start in range(0, len(ids), _READ_PAGE):
-            with _store_errors("read facts from Chroma"):
+            with self._errors("read facts from Chroma"):
                 pages.append(
                     self._facts.get(
                         ids=list(ids[start : start + _READ_PAGE]), where=where, include=include
@@ -207,33 +258,41 @@ class FactStore:
     def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
         """Ids of a user's facts, narrowed by agent and thread when given."""
         where = scope_where(user_id, agent_id=agent_id, thread_id=thread_id)
-        with _store_errors("list fact ids"):
+        with self._errors("list fact ids"):
             return list(self._facts.get(where=where, include=[])["ids"])
 
     def ids_with_prefix(self, prefix: str) -> list[str]:
         """Ids of any user's facts starting with ``prefix``: a scan of every id, for the CLI."""
-        with _store_errors("list fact ids"):
+        with self._errors("list fact ids"):
             ids = self._facts.get(include=[])["ids"]
         return [fact_id for fact_id in ids if fact_id.startswith(prefix)]
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> None:
         """Erase facts and their vectors; only the user's own ids are touched."""
         for start in range(0, len(ids), _READ_PAGE):
-            with _store_errors("delete facts from Chroma"):
+            with self._errors("delete facts from Chroma"):
                 self._facts.delete(
                     ids=list(ids[start : start + _READ_PAGE]), where=scope_where(user_id)
                 )
 
+    def probe(self) -> None:
+        """Read one fact record and one scope record: raises StoreError if Chroma cannot
+        read (a count alone can answer while records cannot be read)."""
+        with self._errors("read a fact record"):
+            self._facts.get(limit=1, include=["documents", "metadatas"])
+        with self._errors("read a scope record"):
+            self._scopes.get(limit=1, include=["metadatas"])
+
     def count(self) -> int:
         """How many facts the collection holds, all users together."""
-        with _store_errors("count facts"):
+        with self._errors("count facts"):
             return int(self._facts.count())
 
     # scopes: revisions and profiles ---------------------------------------
 
     def revision(self, user_id: str) -> str | None:
         """The user's current revision token, or None if the user never wrote."""
-        with _store_errors("read a revision token"):
+        with self._errors("read a revision token"):
             got = self._scopes.get(ids=[_rev_id(user_id)], include=["metadatas"])
         metas = got["metadatas"]
         return str(metas[0]["revision"]) if metas else None
@@ -241,7 +300,7 @@ class FactStore:
     def bump_revision(self, user_id: str) -> str:
         """Mark the user's memory as changed; other processes reload it on next recall."""
         token = uuid.uuid4().hex
-        with _store_errors("write a revision token"):
+        with self._errors("write a revision token"):
             self._scopes.upsert(
                 ids=[_rev_id(user_id)],
                 embeddings=[_SCOPE_VECTOR],
@@ -251,7 +310,7 @@ class FactStore:
 
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
         """The stored profile of a user (and agent), if any."""
-        with _store_errors("read a profile"):
+        with self._errors("read a profile"):
             got = self._scopes.get(
                 ids=[_profile_id(user_id, agent_id)], include=["documents", "metadatas"]
             )
@@ -262,7 +321,8 @@ class FactStore:
 
     def save_profile(self, profile: Profile) -> None:
         """Replace the stored profile of ``profile.user_id`` / ``profile.agent_id``."""
-        with _store_errors("write a profile"):
+        check_room(self.path, 2 * len(profile.model_dump_json()), "write a profile")
+        with self._errors("write a profile"):
             self._scopes.upsert(
                 ids=[_profile_id(profile.user_id, profile.agent_id)],
                 embeddings=[_SCOPE_VECTOR],
@@ -272,7 +332,7 @@ class FactStore:
 
     def delete_scope(self, user_id: str) -> None:
         """Erase a user's revision and profiles ("forget me")."""
-        with _store_errors("delete a user's profiles"):
+        with self._errors("delete a user's profiles"):
             self._scopes.delete(where={"user_id": {"$eq": user_id}})
 
 

@@ -238,5 +238,6 @@ def test_health(ada: TestClient) -> None:
         "status": "ok",
         "version": health["version"],
         "store": "chroma-embedded",
+        "problems": [],
         "auth": "bearer",
     }

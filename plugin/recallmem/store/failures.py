@@ -1,0 +1,82 @@
+"""What a failed store call means, and the room a write needs before it starts.
+
+Embedded Chroma appends a write to its log, then applies it; on a full disk the append
+can succeed and the apply fail, and from then on every read fails too (each read first
+applies the log) until space is freed, when the "failed" write appears after all. So
+writes to an embedded store are refused up front while the disk has less free space
+than the write needs plus a reserve: a refused write did not happen, and the reserve
+stays free for reads and for Chroma to finish what it started.
+"""
+
+from __future__ import annotations
+
+import errno
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from recallmem.errors import DiskFullError, EmbeddingMismatchError, StoreError
+
+# Left free for reads, the log's own bookkeeping and SQLite's rollback journal.
+DISK_RESERVE_BYTES = 1024 * 1024
+# What one written byte costs on disk: the log copy, the record, the full-text index
+# (trigrams), the vector index and journal pages (measured about 6x; rounded up).
+WRITE_AMPLIFICATION = 8
+_DISK_FULL_TEXT = ("database or disk is full", "no space left on device", "disk is full")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error (or one it was raised from) says the disk is full."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(text in str(seen).lower() for text in _DISK_FULL_TEXT):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full_message(where: str, action: str, detail: str) -> str:
+    """The error text of a write refused or failed for lack of space."""
+    return (
+        f"disk full: could not {action} in {where} ({detail}). Free space on that disk "
+        "(or move RECALLMEM_HOME to a larger one); reads keep working meanwhile."
+    )
+
+
+@contextmanager
+def store_errors(action: str, where: str) -> Iterator[None]:
+    """Turn whatever the store raised into a :class:`StoreError` that says what to do."""
+    try:
+        yield
+    except (EmbeddingMismatchError, StoreError):
+        raise
+    except Exception as exc:
+        if is_disk_full(exc):
+            detail = f"{type(exc).__name__}: {exc}"
+            raise DiskFullError(disk_full_message(where, action, detail)) from exc
+        if isinstance(exc, OSError):
+            raise StoreError(
+                f"could not {action} in {where}: {exc}. Check that the data directory is "
+                "writable and the disk is not full."
+            ) from exc
+        raise StoreError(f"could not {action} in {where}: {type(exc).__name__}: {exc}") from exc
+
+
+def check_room(path: Path | None, payload_bytes: int, action: str) -> None:
+    """Refuse a write to the embedded store at ``path`` that the disk cannot hold.
+
+    ``path`` is None for a Chroma server, which manages its own disk.
+    """
+    if path is None:
+        return
+    needed = payload_bytes * WRITE_AMPLIFICATION + DISK_RESERVE_BYTES
+    try:
+        free = shutil.disk_usage(path).free
+    except OSError:
+        return  # cannot tell: let the write try and report what it meets
+    if free < needed:
+        detail = f"{free // 1024} KiB free, this write needs about {needed // 1024} KiB"
+        raise DiskFullError(disk_full_message(str(path), action, detail) + " Nothing was written.")

@@ -1,0 +1,108 @@
+"""After a purge, no byte of the purged text may stay in any file under the home.
+
+Deleting a record leaves its text in three places SQLite and Chroma keep for their own
+reasons: Chroma's write-ahead log (``embeddings_queue``, purged only when the vector
+index is next persisted), the segments of its full-text index until they are merged,
+and the free pages of the database file. So after a purge:
+
+- Chroma's log rows of every id whose last logged operation is a delete are emptied of
+  their metadata and document. Replaying the log (Chroma does at start) then writes an
+  empty record and deletes it again: the outcome is unchanged. Vectors stay: they are
+  needed for that replay and hold no text.
+- The full-text index is merged (``optimize``), which drops deleted entries.
+- ``VACUUM`` rewrites the file without free pages.
+
+Chroma's Rust core links its own SQLite. Two SQLite libraries in one process corrupt a
+database (each drops the other's POSIX locks), so Chroma's file is scrubbed by a short
+child process that only runs the SQL below. The extraction queue belongs to Python's
+``sqlite3`` and is scrubbed in-process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from recallmem.errors import StoreError
+
+_CHROMA_SCRUB = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute('''
+UPDATE embeddings_queue SET metadata = '{}'
+WHERE operation != 3 AND metadata IS NOT NULL AND metadata != '{}' AND EXISTS (
+  SELECT 1 FROM embeddings_queue AS gone
+  WHERE gone.topic = embeddings_queue.topic AND gone.id = embeddings_queue.id
+    AND gone.operation = 3 AND gone.seq_id > embeddings_queue.seq_id
+    AND NOT EXISTS (
+      SELECT 1 FROM embeddings_queue AS later
+      WHERE later.topic = gone.topic AND later.id = gone.id
+        AND later.seq_id > gone.seq_id AND later.operation != 3))''')
+db.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
+db.execute("COMMIT")
+db.execute("VACUUM")
+db.close()
+"""
+CHROMA_FILE = "chroma.sqlite3"
+SCRUB_TIMEOUT_SECONDS = 600.0
+
+
+def scrub_chroma(chroma_path: Path) -> None:
+    """Erase the leftovers of deleted records from the embedded Chroma database."""
+    database = chroma_path / CHROMA_FILE
+    if not database.exists():
+        return
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHROMA_SCRUB, str(database)],
+            capture_output=True, text=True, timeout=SCRUB_TIMEOUT_SECONDS,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StoreError(_unscrubbed(database, str(exc))) from exc
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise StoreError(_unscrubbed(database, lines[-1] if lines else f"exit {done.returncode}"))
+
+
+def scrub_sqlite(path: Path) -> None:
+    """Rewrite a SQLite file of ours (WAL mode) so deleted rows leave no bytes behind."""
+    if not path.exists():
+        return
+    try:
+        db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise StoreError(_unscrubbed(path, str(exc))) from exc
+
+
+def _unscrubbed(path: Path, why: str) -> str:
+    return (
+        f"the facts are erased, but {path} could not be rewritten to drop their bytes "
+        f"({why}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
+    )
+
+
+def main(argv: list[str]) -> int:
+    """``python -m recallmem.store.scrub CHROMA_DIR``: scrub a Chroma server's directory
+    after purges (safe while the server runs: SQLite locks the file between processes)."""
+    if len(argv) != 1 or not (Path(argv[0]) / CHROMA_FILE).exists():
+        print(f"usage: python -m recallmem.store.scrub DIR  (DIR holds {CHROMA_FILE})")
+        return 2
+    try:
+        scrub_chroma(Path(argv[0]))
+    except StoreError as exc:
+        print(f"recallmem: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
