@@ -36,7 +36,7 @@ def test_memory_opens_and_recalls_with_a_corrupt_queue(corrupt_home: Path) -> No
 
 def test_health_reports_the_queue_fault(corrupt_home: Path) -> None:
     memory = Memory(MemoryConfig(home=corrupt_home), embeddings=HashingEmbeddings())
-    health = TestClient(create_app(memory)).get("/v1/health")
+    health = TestClient(create_app(memory), base_url="http://localhost").get("/v1/health")
     assert health.status_code == 200
     body = health.json()
     assert body["status"] == "degraded"
@@ -54,7 +54,7 @@ def test_moving_the_file_aside_brings_a_new_queue(corrupt_home: Path) -> None:
 
 def test_health_is_503_when_the_store_cannot_be_read(home: Path) -> None:
     memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    client = TestClient(create_app(memory))
+    client = TestClient(create_app(memory), base_url="http://localhost")
     assert client.get("/v1/health").json()["status"] == "ok"
     memory.store.close()  # the Chroma client is gone: nothing can be read any more
     health = client.get("/v1/health")

@@ -56,7 +56,7 @@ def test_a_bad_last_row_writes_nothing(memory: Memory, bad_id: str) -> None:
 def test_the_api_answers_a_bad_row_with_422_and_writes_nothing(memory: Memory) -> None:
     document = export_of("ada", 50)
     document["facts"][-1]["id"] = ""
-    client = TestClient(create_app(memory))
+    client = TestClient(create_app(memory), base_url="http://localhost")
     response = client.post("/v1/users/ada/import", json=document)
     assert response.status_code == 422, response.text
     assert response.json()["rejected"][0]["row"] == 49
