@@ -16,7 +16,6 @@ and hands each call to one of them.
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import tzinfo
 from functools import cached_property, partial
@@ -27,7 +26,6 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
-from recallmem.errors import QueueUnavailableError, StoreError
 from recallmem.extraction.backlog import NO_USAGE
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
@@ -261,11 +259,9 @@ class Memory:
             self.extraction.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
         forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
                                            agent_id=agent_id, purge=purge)  # fmt: skip
-        if purge and self.config.queue_path.exists():
+        if purge and self._queued():
             scrub_sqlite(self.config.queue_path)  # the words the facts came from
         return forgotten
-
-    # profiles, export and import ---------------------------------------------
 
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
@@ -301,10 +297,7 @@ class Memory:
         """The durable extraction queue and its stages (created on first use)."""
         from recallmem.extraction.pipeline import ExtractionPipeline
 
-        try:
-            return ExtractionPipeline(self.repository, self.model, self.config)
-        except (StoreError, sqlite3.DatabaseError) as exc:
-            raise QueueUnavailableError(self.config.queue_path, exc) from exc
+        return ExtractionPipeline.open(self.repository, self.model, self.config)
 
     def start_background(self) -> None:
         """Extract queued windows in a background thread as they fall due.

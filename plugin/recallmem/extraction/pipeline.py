@@ -25,6 +25,7 @@ thread but ``start_background`` and ``observe`` with a model.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ from collections.abc import Callable, Sequence
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import ModelNotConfiguredError
+from recallmem.errors import ModelNotConfiguredError, QueueUnavailableError, StoreError
 from recallmem.extraction.backlog import Backlog
 from recallmem.extraction.chain import create_extractor
 from recallmem.extraction.filter import MessageLike
@@ -92,6 +93,17 @@ class ExtractionPipeline:
         self._worker = Worker(lambda: bool(self.run_due()), self.backlog.seconds_until_due)
         self._background = background and model is not None
         self._closed, self._left = False, 0
+
+    @classmethod
+    def open(
+        cls, facts: FactsPort, model: BaseChatModel | None, config: MemoryConfig
+    ) -> ExtractionPipeline:
+        """The pipeline on ``config``'s queue; a queue that cannot be read raises
+        QueueUnavailableError (saying what to do), while facts keep working."""
+        try:
+            return cls(facts, model, config)
+        except (StoreError, sqlite3.DatabaseError) as exc:
+            raise QueueUnavailableError(config.queue_path, exc) from exc
 
     def observe(
         self,
