@@ -6,10 +6,9 @@ language never matches at all; on bilingual memories that ranks the wrong fact f
 more often than plain cosine does (docs/benchmarks.md, "Bilingual memories"). Evidence
 here is calibrated instead: the query is cut into *concepts* (English words, Chinese
 dictionary words), each weighted by its IDF in the user's memory, and a fact's evidence
-is the IDF mass of the concepts it matches over the query's whole mass. A fact
-matching one common word of a four-word question earns little; a fact matching every
-rare word earns nearly 1. A long fact matches more words by chance, so evidence is
-normalised by length as BM25 does (``length_b``), then clipped to [0, 1].
+is the IDF mass of the concepts it matches over the query's whole mass, in [0, 1]. A
+fact matching one common word of a four-word question earns little; a fact matching
+every rare word earns nearly 1.
 
 A concept matches a fact in its own language or through a CC-CEDICT translation
 (``retrieval.lexicon``): "coffee machine" matches "咖啡机漏水", and "咖啡机" matches "The
@@ -39,37 +38,44 @@ from recallmem.text import STOPWORDS, is_cjk, units
 
 @dataclass(frozen=True)
 class Concept:
-    """One thing a query asks about, and the facts that say it."""
+    """One thing a query asks about, and the facts that say it: in its own words
+    (``direct``) or only through a translation (``translated``)."""
 
     text: str
-    matches: np.ndarray  # bool per fact
+    direct: np.ndarray  # bool per fact
+    translated: np.ndarray  # bool per fact, never where direct
 
     def idf(self, size: int) -> float:
         """BM25's IDF of the concept among ``size`` facts."""
-        found = int(self.matches.sum())
+        found = int(self.direct.sum() + self.translated.sum())
         return math.log(1 + (size - found + 0.5) / (found + 0.5))
 
 
 def coverage(
     index: LexicalIndex, query: str, lexicon: Lexicon | None, *, length_b: float = 0.0
 ) -> np.ndarray:
-    """Per fact of ``index``, the share of the query's IDF mass it matches, normalised
-    by the fact's length with BM25's ``b`` (0: not at all), in [0, 1].
+    """Per fact of ``index``, the share of the query's IDF mass it matches, in [0, 1].
 
     Without a ``lexicon`` nothing is translated and Chinese is matched by character
     bigrams; with one, Chinese is cut into dictionary words and both languages also
-    match through translations.
+    match through translations. A concept has up to a few dozen translations, so a long
+    fact matches some by chance: translated matches are normalised by the fact's length
+    with BM25's ``b`` (``length_b``; 0 is none). Direct matches are not: measured, that
+    costs long facts more than it saves (docs/benchmarks.md, LoCoMo turn level).
     """
-    evidence = np.zeros(index.size, dtype=np.float32)
+    direct = np.zeros(index.size, dtype=np.float32)
+    translated = np.zeros(index.size, dtype=np.float32)
     total = 0.0
     for concept in concepts(index, query, lexicon):
         idf = concept.idf(index.size)
         total += idf
-        evidence[concept.matches] += idf
+        direct[concept.direct] += idf
+        translated[concept.translated] += idf
     if total <= 0:
-        return evidence
-    normalised: np.ndarray = np.minimum(evidence / total * index.length_norm(length_b), 1.0)
-    return normalised
+        return direct
+    found = direct + translated * index.length_norm(length_b)
+    evidence: np.ndarray = np.minimum(found / total, 1.0)
+    return evidence
 
 
 def concepts(index: LexicalIndex, query: str, lexicon: Lexicon | None) -> Iterator[Concept]:
@@ -78,15 +84,16 @@ def concepts(index: LexicalIndex, query: str, lexicon: Lexicon | None) -> Iterat
     for n, token in enumerate(tokens):
         if token in STOPWORDS or token in QUESTION_WORDS:
             continue
+        translated = np.zeros(index.size, dtype=bool)
         if is_cjk(token[0]):
-            matches = _chinese(index, token)
+            direct = _chinese(index, token)
             for phrase in lexicon.english(token) if lexicon else ():
-                matches = matches | index.rows_with(phrase.split())
+                translated |= index.rows_with(phrase.split())
         else:
-            matches = index.rows_with([stem(token)])
+            direct = index.rows_with([stem(token)])
             for word in _translations(lexicon, tokens, n) if lexicon else ():
-                matches = matches | _chinese(index, word)
-        yield Concept(token, matches)
+                translated |= _chinese(index, word)
+        yield Concept(token, direct, translated & ~direct)
 
 
 def _bigrams(text: str) -> list[str]:

@@ -44,8 +44,8 @@ class Weights:
     ``lexical`` applies to queries written in words, ``lexical_cjk`` to queries mostly
     in CJK characters (see ``for_query``); ``trust_top`` is how many of the densest
     candidates decide how far same-script lexical evidence is trusted
-    (``lexical_trust``) and ``length_b`` how much a long fact's evidence is discounted
-    (BM25's ``b``). ``time`` is the bonus for a fact said inside
+    (``lexical_trust``) and ``length_b`` how much a long fact's translated matches are
+    discounted (BM25's ``b``). ``time`` is the bonus for a fact said inside
     the window the query names; one said up to ``time_after_days`` after the window
     still earns part of it (people tell of an event in the days after it). Setting a
     weight to 0 switches its technique off.
