@@ -63,7 +63,9 @@ def _simulate(debounced: bool, home: Path, seed: int = 7) -> dict[str, float]:
     config = MemoryConfig(home=home, **timing)
     model = FakeChatModel(responses=[_reply], cycle=True)
     with Memory(config, embeddings=HashingEmbeddings()) as memory:
-        pipeline = ExtractionPipeline(memory, model, config, clock=lambda: now[0], background=False)
+        pipeline = ExtractionPipeline(
+            memory.repository, model, config, clock=lambda: now[0], background=False
+        )
 
         def advance(seconds: float) -> None:
             # The worker's view: run whatever falls due while time passes.
@@ -83,7 +85,7 @@ def _simulate(debounced: bool, home: Path, seed: int = 7) -> dict[str, float]:
             pipeline.observe(history, user_id="bench", thread_id=f"session-{n // SESSION_TURNS}")
             advance(rng.uniform(8, 40))
         advance(3600)
-        usage = pipeline.usage()
+        usage = pipeline.backlog.usage()
         pipeline.close(timeout=5)
     return {"calls": usage["calls"], "windows": usage["windows"], "prompt_tokens": usage["input_tokens"],
             "messages_per_call": 2 * TURNS / max(usage["calls"], 1)}  # fmt: skip

@@ -120,11 +120,11 @@ def _recallmem(root: Path, users: int, per_user: int, queries: int) -> list[dict
     query = _unit(rng, 1)[0]
 
     def search(user: int) -> Any:
-        index = memory._repo.index(f"u{user}")  # the revision check recall always makes
+        index = memory.repository.index(f"u{user}")  # the revision check recall always makes
         return index.search(Query(text="fact", vector=query, k=10), memory.weights, _now())
 
     def cold(user: int) -> Any:
-        memory._repo._indexes.drop(f"u{user}")  # as on a user's first recall in a process
+        memory.repository._indexes.drop(f"u{user}")  # as on a user's first recall in a process
         return search(user)
 
     cold_row = _timed("recallmem: hot index load + search, cold", cold, users, queries)

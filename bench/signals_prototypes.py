@@ -18,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from recallmem.signals import LabelledCase, SignalKind
+from recallmem.signals import SignalKind
 from recallmem.store.embeddings import UniversalSentenceEncoder, embed_matrix
+
+from bench.signal_cases import LabelledCase
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = ROOT / "tests" / "data" / "signals"

@@ -23,9 +23,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from recallmem.signals import LabelledCase, SignalKind, Signals, evaluate, load_signals
+from recallmem.signals import SignalKind, Signals, load_signals
 
 from bench.report import markdown_table, write_section
+from bench.signal_cases import LabelledCase, evaluate
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "signals"
 FIRST_LOOK = Path(__file__).resolve().parent / "signals_first_look.json"

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K
+
 SecretPolicy = Literal["refuse", "redact"]
 """What a library write does with text holding a secret: refuse it, or store it redacted."""
 
@@ -54,9 +56,9 @@ class MemoryConfig(BaseSettings):
             "with AVX2), or one a package registers (docs/embedders.md)."
         ),
     )
-    recall_k: int = Field(default=6, ge=1, le=100)
+    recall_k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
     dedup_similarity: float = Field(
-        default=0.7,
+        default=DEDUP_SIMILARITY,
         ge=0.5,
         le=1.0,
         description="Cosine at or above which a new fact confirms an existing one.",

@@ -59,7 +59,22 @@ class RetrievalEvent:
         return data
 
 
-class _Changes(Protocol):
+class _Usage(Protocol):
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+
+
+class Report(Protocol):
+    """What an event needs of an ``ExtractionReport`` (which lives above this layer)."""
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def agent_id(self) -> str | None: ...
     @property
     def added(self) -> Sequence[object]: ...
     @property
@@ -68,6 +83,12 @@ class _Changes(Protocol):
     def superseded(self) -> Sequence[object]: ...
     @property
     def dropped(self) -> Sequence[object]: ...
+    @property
+    def usage(self) -> _Usage: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -89,9 +110,8 @@ class ExtractionEvent:
     error: str | None = None
 
     @classmethod
-    def from_report(cls, report: Any) -> ExtractionEvent:
-        """From an ``ExtractionReport`` (anything with its fields)."""
-        usage = getattr(report, "usage", None)
+    def from_report(cls, report: Report) -> ExtractionEvent:
+        """From an ``ExtractionReport``."""
         return cls(
             user_id=report.user_id,
             thread_id=report.thread_id,
@@ -100,10 +120,10 @@ class ExtractionEvent:
             confirmed=len(report.confirmed),
             superseded=len(report.superseded),
             dropped=len(report.dropped),
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            model=getattr(report, "model", None),
-            error=getattr(report, "error", None),
+            input_tokens=report.usage.input_tokens,
+            output_tokens=report.usage.output_tokens,
+            model=report.model,
+            error=report.error,
         )
 
     def payload(self) -> dict[str, Any]:

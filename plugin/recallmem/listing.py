@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from recallmem.errors import InvalidInputError
+from recallmem.limits import DEFAULT_PAGE, MAX_PAGE, check_scope_id
 from recallmem.types import Category, Fact, Status
 from recallmem.validation import check_integer, optional_key, optional_text, parse_category
-
-MAX_PAGE = 1000
 
 
 def select(
@@ -25,7 +24,7 @@ def select(
     status: str | Status | None = None,
     thread_id: str | None = None,
     text: str | None = None,
-    limit: int = 50,
+    limit: int = DEFAULT_PAGE,
     offset: int = 0,
 ) -> list[Fact]:
     """Facts matching every filter given, newest first, one page of them."""
@@ -33,6 +32,8 @@ def select(
     check_integer(offset, "offset", 0)
     agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
     text = optional_text(text, "text")
+    if text:  # a filter is held to the id limit, as by the API
+        check_scope_id(text, "text")
     wanted_category = parse_category(category) if category is not None else None
     try:
         wanted_status = Status(status) if status is not None else None

@@ -16,11 +16,11 @@ True
 from __future__ import annotations
 
 from recallmem.errors import AmbiguousIdError, FactNotFoundError, InvalidInputError
+from recallmem.limits import MAX_PAGE as _PAGE  # Memory.list's largest page
 from recallmem.memory import Memory
 from recallmem.types import Fact
 
 _SHOWN = 10  # candidates an ambiguity error lists
-_PAGE = 1000  # Memory.list's largest page
 
 
 def _users_facts(memory: Memory, user_id: str) -> list[Fact]:

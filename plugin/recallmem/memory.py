@@ -1,4 +1,9 @@
-"""``Memory``: the one place where storage, retrieval and extraction are wired together.
+"""``Memory``: the facade that composes the fact repository and the extraction pipeline.
+
+Storage and retrieval live in :class:`~recallmem.repository.FactRepository`, extraction
+in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
+only through its own port); this class checks input, applies the configured defaults
+and hands each call to one of them.
 
 >>> import tempfile
 >>> from recallmem.testing import HashingEmbeddings
@@ -11,34 +16,25 @@
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
-from datetime import datetime, tzinfo
-from functools import cached_property
+from datetime import tzinfo
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
-from recallmem.dedup import merge_batch
-from recallmem.errors import FactNotFoundError, QueueUnavailableError, StoreError
+from recallmem.extraction.backlog import NO_USAGE
+from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
-from recallmem.store.chroma import open_store
-from recallmem.store.embeddings import (
-    default_embeddings,
-    embed_matrix,
-    embed_query_vector,
-    embedder_name,
-)
+from recallmem.store.embeddings import default_embeddings
 from recallmem.store.scrub import scrub_sqlite
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (
@@ -59,13 +55,14 @@ if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
-
-
-_MERGE_BATCH = 1000
+    from recallmem.store.chroma import FactStore
 
 
 class Memory:
     """Long-term memory of typed facts per user, in Chroma, recalled offline.
+
+    Opening reads nothing but the collection's settings: no text is embedded and no
+    thread starts until a call needs it (see :meth:`start_background`).
 
     Args:
         config: settings; by default read from ``RECALLMEM_*`` environment variables.
@@ -91,16 +88,12 @@ class Memory:
 
             self.model = model_from_config(self.config)
         self.weights = Weights(half_life_days=self.config.recency_half_life_days)
-        dimension = getattr(self.embeddings, "dimension", None)
-        if not isinstance(dimension, int):
-            dimension = len(self.embeddings.embed_query("dimension probe"))
-        self.store = open_store(self.config, embedder_name(self.embeddings), dimension)
-        self._repo = FactRepository(
-            self.store, self.embeddings, self.config.index_cache_facts, home=self.config.home
-        )
-        if self.config.queue_path.exists():
-            with suppress(QueueUnavailableError):  # raised again, with what to do, on use
-                self.extraction  # noqa: B018 - resumes windows left queued by a previous run
+        self.repository = FactRepository.open(self.config, self.embeddings)
+
+    @property
+    def store(self) -> FactStore:
+        """The Chroma shell under the repository (for diagnostics; calls go through this)."""
+        return self.repository.store
 
     # reading -----------------------------------------------------------------
 
@@ -124,10 +117,10 @@ class Memory:
         "上周" in the query begin and end.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
-        index = self._repo.index(require_user(user_id))
+        user_id = require_user(user_id)
         search = Query(
             text=query,
-            vector=embed_query_vector(self.embeddings, query),
+            vector=self.repository.embed_query(query),
             agent_id=optional_key(agent_id, "agent_id"),
             categories=parse_categories(categories),
             include_inactive=check_flag(include_inactive, "include_inactive"),
@@ -135,32 +128,26 @@ class Memory:
             min_score=check_min_score(min_score),
             timezone=user_zone(timezone),
         )
-        now = utcnow()
-        hits = index.search(search, self.weights, now)
-        self._repo.access.add(index.touch([hit.fact.id for hit in hits], now))
-        return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
+        return self.repository.search(user_id, search, self.weights)
 
     def revision(self, user_id: str) -> str | None:
         """A token that changes whenever the user's memory (facts or profile) changes."""
-        return self.store.revision(require_user(user_id))
+        return self.repository.revision(require_user(user_id))
 
     def nearest(
         self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
     ) -> list[list[ScoredFact]]:
         """For each text, the ``k`` most similar active facts by meaning alone."""
-        index = self._repo.index(require_user(user_id))
-        vectors = embed_matrix(self.embeddings, list(texts))
+        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
+        rows = self.repository.nearest(list(texts), user_id=user_id, agent_id=agent_id, k=k)
         return [
             [ScoredFact(fact=f, score=c, parts=ScoreParts(dense=max(c, 0.0))) for f, c in row]
-            for row in index.nearest(vectors, agent_id=agent_id, k=k)
+            for row in rows
         ]
 
     def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
         """One fact by id; with ``user_id``, only if it is that user's."""
-        found = self.store.get([check_fact_id(fact_id)], user_id=user_id)
-        if not found:
-            raise FactNotFoundError(fact_id, user_id)
-        return found[0]
+        return self.repository.get(check_fact_id(fact_id), user_id=user_id)
 
     def list(
         self,
@@ -171,13 +158,17 @@ class Memory:
         status: str | Status | None = Status.ACTIVE,
         thread_id: str | None = None,
         text: str | None = None,
-        limit: int = 50,
+        limit: int = DEFAULT_PAGE,
         offset: int = 0,
     ) -> builtins.list[Fact]:
         """The user's facts, newest first, filtered and paginated. ``status=None`` lists all."""
-        facts = self._repo.index(require_user(user_id)).facts()
+        facts = self.repository.facts(require_user(user_id))
         return select(facts, agent_id=agent_id, category=category, status=status,
                       thread_id=thread_id, text=text, limit=limit, offset=offset)  # fmt: skip
+
+    def count(self) -> int:
+        """How many facts the store holds, all users together."""
+        return self.repository.count()
 
     # writing -----------------------------------------------------------------
 
@@ -194,13 +185,8 @@ class Memory:
         pinned: bool = False,
     ) -> Fact:
         """Store one fact, or confirm the one it duplicates; returns the stored fact."""
-        item = {
-            "content": content,
-            "category": category,
-            "confidence": confidence,
-            "source": source,
-            "pinned": pinned,
-        }
+        item = {"content": content, "category": category, "confidence": confidence,
+                "source": source, "pinned": pinned}  # fmt: skip
         (fact,) = self.remember_many(
             [item], user_id=user_id, agent_id=agent_id, thread_id=thread_id
         )
@@ -219,54 +205,15 @@ class Memory:
         Each item is a mapping with ``content``, ``category`` and optionally
         ``confidence``, ``pinned``, ``source``. Returns the stored fact for each item.
         """
-        user_id = require_user(user_id)
-        now = utcnow()
-        candidates = [
-            new_fact(
-                i,
-                user_id=user_id,
-                agent_id=agent_id,
-                thread_id=thread_id,
-                now=now,
-                secrets=self.config.secrets,
-            )
-            for i in check_items(items)
-        ]
-        results: builtins.list[Fact] = []
-        for start in range(0, len(candidates), _MERGE_BATCH):
-            results += self._remember_batch(candidates[start : start + _MERGE_BATCH], now)
-        return results
-
-    def _remember_batch(
-        self, candidates: builtins.list[Fact], now: datetime
-    ) -> builtins.list[Fact]:
-        # A batch is compared with itself as one matrix, so its size bounds time and memory;
-        # later batches see earlier ones through the index.
-        vectors = embed_matrix(self.embeddings, [c.content for c in candidates])
-        with self._repo.writing(candidates[0].user_id) as index:
-            merged = merge_batch(
-                candidates,
-                vectors,
-                index.nearest(vectors, agent_id=candidates[0].agent_id, k=3),
-                threshold=self.config.dedup_similarity,
-                now=now,
-            )
-            embedded = [fact for fact, _ in merged.embedded]
-            rows = [row for _, row in merged.embedded]
-            self._repo.write(index, embedded, vectors[rows], merged.records)
-        return merged.results
+        user_id, now = require_user(user_id), utcnow()
+        make = partial(new_fact, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+                       now=now, secrets=self.config.secrets)  # fmt: skip
+        candidates = [make(i) for i in check_items(items)]
+        return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
 
     def put(self, facts: Sequence[Fact]) -> None:
-        """Write whole fact records as they are; no dedup happens here.
-
-        The extraction pipeline's way to apply a plan, and import's way in.
-        """
-        by_user: dict[str, builtins.list[Fact]] = {}
-        for fact in facts:
-            by_user.setdefault(fact.user_id, []).append(fact)
-        for user_id, group in by_user.items():
-            with self._repo.writing(user_id) as index:
-                self._repo.save(index, group)
+        """Write whole fact records as they are; no dedup happens here (import's way in)."""
+        self.repository.put(facts)
 
     def update(
         self,
@@ -281,15 +228,10 @@ class Memory:
         reason: str | None = None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
-        old = self.get(fact_id, user_id=user_id)
-        with self._repo.writing(old.user_id) as index:
-            old = self.get(fact_id, user_id=old.user_id)  # as of now that we hold the lock
-            fact = edit_fact(
-                old, now=utcnow(), content=content, category=category, confidence=confidence,
-                pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
-            )  # fmt: skip
-            self._repo.save(index, [fact])
-            return fact
+        return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
+            old, now=utcnow(), content=content, category=category, confidence=confidence,
+            pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
+        ))  # fmt: skip
 
     def forget(
         self,
@@ -307,87 +249,68 @@ class Memory:
         their profiles. Returns how many facts were affected.
         """
         purge = check_flag(purge, "purge")  # purge="no" must not erase anything
-        thread_id, agent_id = (
-            optional_key(thread_id, "thread_id"),
-            optional_key(agent_id, "agent_id"),
-        )
+        thread_id = optional_key(thread_id, "thread_id")
+        agent_id = optional_key(agent_id, "agent_id")
         if fact_id is not None:
             user_id = self.get(fact_id, user_id=user_id).user_id
         user_id = require_user(user_id)
-        whole_user = fact_id is None and thread_id is None and agent_id is None
         if fact_id is None and self.config.queue_path.exists():
             # Queued words of that scope would bring the facts back.
-            self.extraction.purge(user_id, thread_id=thread_id, agent_id=agent_id)
-        with self._repo.writing(user_id) as index:
-            ids = [fact_id] if fact_id else self.store.ids_where(
-                user_id, agent_id=agent_id, thread_id=thread_id
-            )  # fmt: skip
-            facts = self.store.get(ids, user_id=user_id)
-            if purge:
-                self._repo.purge(index, facts, whole_user=whole_user)
-                scrub_sqlite(self.config.queue_path)  # the words the facts came from
-            else:
-                now = utcnow()
-                self._repo.save(index, [
-                    f.model_copy(update={"status": Status.DELETED, "updated_at": now})
-                    for f in facts if f.status is not Status.DELETED
-                ])  # fmt: skip
-            return len(facts)
-
-    # profiles, export and import ---------------------------------------------
+            self.extraction.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
+        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        if purge and self._queued():
+            scrub_sqlite(self.config.queue_path)  # the words the facts came from
+        return forgotten
 
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
-        user_id = require_user(user_id)
-        stored = self.store.load_profile(user_id, optional_key(agent_id, "agent_id"))
-        return stored or Profile(user_id=user_id, agent_id=agent_id)
+        agent_id = optional_key(agent_id, "agent_id")
+        return self.repository.profile(user_id=require_user(user_id), agent_id=agent_id)
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
         profile = check_profile(profile, self.config.secrets)
-        self.store.save_profile(profile)
-        self._repo.published(profile.user_id)
+        self.repository.save_profile(profile)
         return profile
 
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
-        facts = self._repo.index(require_user(user_id)).facts()
+        facts = self.repository.facts(require_user(user_id))
         if (agent_id := optional_key(agent_id, "agent_id")) is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
-        profiles = [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
+        profiles = self.repository.stored_profiles(user_id, agent_id)
         return build_export(
             user_id, facts=sorted(facts, key=lambda f: f.created_at), profiles=profiles
         )
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = accept_import(
-            data, lambda ids: {f.id: f.user_id for f in self.store.get(ids)}, self.config.secrets
-        )
-        texts = [f.content for f in checked.facts]
-        vectors = embed_matrix(self.embeddings, texts) if texts else np.zeros((0, 1), np.float32)
-        self._repo.import_facts(checked.facts, vectors, checked.profiles)
+        checked = accept_import(data, self.repository.owners, self.config.secrets)
+        self.repository.import_facts(checked.facts, checked.profiles)
         return checked.report()
 
     # extraction ------------------------------------------------------------------
 
     @cached_property
     def extraction(self) -> ExtractionPipeline:
-        """The durable extraction queue and worker (created on first use)."""
+        """The durable extraction queue and its stages (created on first use)."""
         from recallmem.extraction.pipeline import ExtractionPipeline
 
-        try:
-            return ExtractionPipeline(self, self.model, self.config)
-        except (StoreError, sqlite3.DatabaseError) as exc:
-            raise QueueUnavailableError(self.config.queue_path, exc) from exc
+        return ExtractionPipeline.open(self.repository, self.model, self.config)
+
+    def start_background(self) -> None:
+        """Extract queued windows in a background thread as they fall due.
+
+        Called by ``MemoryMiddleware``, the service and every ``observe``; opening a
+        ``Memory`` or reading from it never starts model calls. Without a model it does
+        nothing (windows stay queued).
+        """
+        if self.model is not None:
+            self.extraction.start_background()
 
     def observe(
-        self,
-        messages: Sequence[Any],
-        *,
-        user_id: str,
-        thread_id: str,
-        agent_id: str | None = None,
+        self, messages: Sequence[Any], *, user_id: str, thread_id: str, agent_id: str | None = None
     ) -> Observation:
         """Queue a finished turn (or the whole conversation) for extraction; returns at once.
 
@@ -398,12 +321,7 @@ class Memory:
         )
 
     def extract(
-        self,
-        messages: Sequence[Any],
-        *,
-        user_id: str,
-        thread_id: str,
-        agent_id: str | None = None,
+        self, messages: Sequence[Any], *, user_id: str, thread_id: str, agent_id: str | None = None
     ) -> ExtractionReport:
         """Extract now and report what was added, confirmed, superseded and dropped, and why."""
         return self.extraction.extract(
@@ -414,26 +332,44 @@ class Memory:
         """Extract every pending window now, waiting at most ``timeout`` seconds."""
         return self.extraction.flush(timeout)
 
+    def _queued(self) -> bool:
+        # Reading the queue must not create it: no file means nothing was ever queued.
+        return "extraction" in self.__dict__ or self.config.queue_path.exists()
+
     def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
         """Windows waiting for extraction (with their user, thread and messages)."""
-        return self.extraction.pending(user_id)
+        return self.extraction.backlog.pending(user_id=user_id) if self._queued() else []
 
     def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
         """Windows that failed every retry, with the reason."""
-        return self.extraction.dead_letters(user_id)
+        return self.extraction.backlog.dead_letters(user_id=user_id) if self._queued() else []
 
     def retry_dead_letter(self, letter_id: int) -> None:
-        """Put a dead letter back in the queue."""
+        """Put a dead letter back in the queue, due at once."""
         self.extraction.retry_dead_letter(letter_id)
 
+    def drop_dead_letter(self, letter_id: int) -> None:
+        """Discard a dead letter for good."""
+        self.extraction.backlog.drop_dead_letter(letter_id)
+
+    def recent_extractions(
+        self, user_id: str | None = None, limit: int = 20
+    ) -> builtins.list[ExtractionReport]:
+        """Reports of the windows this process extracted lately, newest first."""
+        return self.extraction.reports.latest(user_id, limit) if self._queued() else []
+
+    def extraction_usage(self, user_id: str | None = None) -> dict[str, int]:
+        """Windows extracted, model calls and tokens, as recorded in the queue."""
+        return self.extraction.backlog.usage(user_id=user_id) if self._queued() else NO_USAGE
+
     def close(self, timeout: float = 10.0) -> None:
-        """Flush pending extraction within ``timeout`` and buffered access times.
+        """Flush pending extraction within ``timeout`` and the noted access times.
 
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
-        self._repo.access.flush()
+        self.repository.flush_access_times()
         self.store.close()
 
     def __enter__(self) -> Memory:

@@ -20,14 +20,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import ImportRejectedError, SecretRefusedError
+from recallmem.limits import MAX_IMPORT_ID_CHARS as MAX_ID_CHARS
+from recallmem.limits import MAX_IMPORT_ROWS
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile
 from recallmem.types import Fact, Profile, utcnow
 
 FORMAT = "recallmem.export"
 VERSION = 1
-MAX_IMPORT_ROWS = 200_000
-MAX_ID_CHARS = 256
 
 
 class ImportReport(BaseModel):

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from recallmem.errors import PromptError
 
-Role = Literal["system", "human", "ai"]
+PromptRole = Literal["system", "human", "ai"]  # a template message (threads.Role: a speaker)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -47,7 +47,7 @@ class PromptMessage(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: Role
+    role: PromptRole
     content: str = Field(min_length=1)
 
 
@@ -97,6 +97,16 @@ class ToolText(BaseModel):
     args: dict[str, str]
 
 
+# Each tool response and the placeholders the tools fill in it.
+TOOL_RESPONSES: dict[str, set[str]] = {
+    "recall_header": set(),
+    "recall_empty": {"query"},
+    "remembered": {"content", "category"},
+    "confirmed": {"content", "category"},
+    "error": {"problem", "next_step"},
+}
+
+
 class ToolTexts(BaseModel):
     """``prompts/tools.yaml``: the words that tell the planner when to call each tool."""
 
@@ -108,6 +118,21 @@ class ToolTexts(BaseModel):
     responses: dict[str, str] = Field(
         description="What the tools answer the model; {placeholders} filled by the tools."
     )
+
+    @model_validator(mode="after")
+    def _every_response(self) -> ToolTexts:
+        # Checked at load, so a missing or misspelt text fails here and not at the first
+        # tool call; each may use only the placeholders its tool fills.
+        if missing := set(TOOL_RESPONSES) - set(self.responses):
+            raise ValueError(f"responses lacks {sorted(missing)}")
+        if unknown := set(self.responses) - set(TOOL_RESPONSES):
+            raise ValueError(
+                f"unknown responses {sorted(unknown)}; known: {sorted(TOOL_RESPONSES)}"
+            )
+        for key, text in self.responses.items():
+            if extra := placeholders(text) - TOOL_RESPONSES[key]:
+                raise ValueError(f"responses.{key} uses unknown placeholders {sorted(extra)}")
+        return self
 
 
 def _read_yaml(name: str, prompt_dir: Path | None) -> dict[str, Any]:

@@ -1,53 +1,82 @@
 """Chroma and the hot per-user indexes, kept consistent with each other.
 
 Every write goes to Chroma first, then publishes a new revision token for the user,
-then updates this process's index. Every read starts from :meth:`FactRepository.index`,
-which reloads the user when another process published a newer revision. This is the
-only place that knows both, so :class:`~recallmem.Memory` never has to.
+then updates this process's index; it runs under that user's lock, taken here, so no
+caller has to know the protocol. Every read starts from the user's index, which is
+reloaded when another process published a newer revision, so ``get``, ``facts`` and
+``nearest`` all see the same state. This is the only place that knows both Chroma and
+the indexes: :class:`~recallmem.Memory` and the extraction pipeline
+(:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
 
 A write that fails drops the user's index, so the next read reloads what Chroma holds:
 the process never shows facts the store lacks, nor misses facts it has. An import is
 recorded as an intent before its first write (:mod:`recallmem.store.intents`), and an
 intent left by a crash or a failure is completed when the repository is next opened.
+
+Access times are the one write a read causes, and it is kept apart: a recall records
+them in memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next
+write, or at :meth:`FactRepository.flush_access_times` (``Memory.close``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from recallmem.errors import DiskFullError, StoreError
-from recallmem.retrieval.index import IndexCache, UserIndex
+from recallmem.config import MemoryConfig
+from recallmem.dedup import merge_batch
+from recallmem.errors import DiskFullError, FactNotFoundError, StoreError
+from recallmem.retrieval.index import IndexCache, Query, UserIndex
+from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore
-from recallmem.store.embeddings import embed_matrix
+from recallmem.store.chroma import FactStore, open_store
+from recallmem.store.embeddings import embed_matrix, embed_query_vector, embedder_name
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
 from recallmem.store.scrub import scrub_chroma
-from recallmem.types import Fact, Profile
+from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
+Neighbours = list[list[tuple[Fact, float]]]
+_MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
 
 class FactRepository:
-    """Facts of many users: durable in Chroma, searchable in memory."""
+    """Facts of many users: durable in Chroma, searchable in memory, locked per user."""
+
+    @classmethod
+    def open(cls, config: MemoryConfig, embeddings: Embeddings) -> FactRepository:
+        """The repository over the configured Chroma (embedded or a server).
+
+        Opening embeds nothing: an embedder that does not declare its dimension has it
+        read from the collection, or recorded by the first write.
+        """
+        declared = getattr(embeddings, "dimension", None)
+        dimension = declared if isinstance(declared, int) else None
+        store = open_store(config, embedder_name(embeddings), dimension)
+        return cls(store, embeddings, config.index_cache_facts, home=config.home)
 
     def __init__(
         self, store: FactStore, embeddings: Embeddings, cache_facts: int, *, home: Path
     ) -> None:
         self.store = store
         self.embeddings = embeddings
-        self.access = AccessTimes(store)
         self.intents = IntentLog(home)
+        self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
-        self._lock = threading.RLock()
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+        self._scrub_lock = threading.Lock()
         self.recovered = self.recover()
+
+    # -- reading -------------------------------------------------------------------
 
     def _load(self, user_id: str) -> UserIndex:
         revision = self.store.revision(user_id)  # read first: a racing write only adds a reload
@@ -66,21 +95,126 @@ class FactRepository:
             index = self._indexes.get(user_id)
         return index
 
+    def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
+        """One fact by id, as the user's index has it; with ``user_id``, only that user's."""
+        if user_id is None:
+            found = self.store.get([fact_id])
+            if not found:
+                raise FactNotFoundError(fact_id, None)
+            user_id = found[0].user_id
+        fact = self.index(user_id).get(fact_id)
+        if fact is None:
+            raise FactNotFoundError(fact_id, user_id)
+        return fact
+
+    def current(self, ids: Sequence[str], *, user_id: str) -> dict[str, Fact]:
+        """The user's facts among ``ids``, by id (absent ids are left out)."""
+        index = self.index(user_id)
+        return {i: fact for i in dict.fromkeys(ids) if (fact := index.get(i)) is not None}
+
+    def owners(self, ids: Sequence[str]) -> dict[str, str]:
+        """The user of each stored fact among ``ids`` (any user's)."""
+        return {f.id: f.user_id for f in self.store.get(ids)}
+
+    def facts(self, user_id: str) -> list[Fact]:
+        """Every fact of the user, all statuses."""
+        return self.index(user_id).facts()
+
+    def active(self, *, user_id: str, agent_id: str | None) -> list[Fact]:
+        """The active facts of exactly this user and agent (the scope a cap applies to)."""
+        return [
+            f for f in self.facts(user_id) if f.agent_id == agent_id and f.status is Status.ACTIVE
+        ]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of texts, refused if their size is not the collection's."""
+        vectors = embed_matrix(self.embeddings, list(texts))
+        if len(vectors):
+            self.store.check_dimension(int(vectors.shape[1]))
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit vector of one query, refused if its size is not the collection's."""
+        vector = embed_query_vector(self.embeddings, text)
+        self.store.check_dimension(len(vector))
+        return vector
+
+    def search(self, user_id: str, query: Query, weights: Weights) -> list[ScoredFact]:
+        """The user's facts ranked for ``query``; notes their access times (no write)."""
+        index = self.index(user_id)
+        now = utcnow()
+        hits = index.search(query, weights, now)
+        self.accessed(index, [hit.fact.id for hit in hits], now)
+        return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
+
+    def nearest(
+        self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int
+    ) -> Neighbours:
+        """For each text, the ``k`` active facts in scope most similar by meaning."""
+        if not texts:
+            return []
+        return self.index(user_id).nearest(self.embed(texts), agent_id=agent_id, k=k)
+
+    def profile(self, *, user_id: str, agent_id: str | None) -> Profile:
+        """The user's profile (empty sections if none was written)."""
+        stored = self.store.load_profile(user_id, agent_id)
+        return stored or Profile(user_id=user_id, agent_id=agent_id)
+
+    def stored_profiles(self, user_id: str, agent_id: str | None) -> list[Profile]:
+        """The profiles written for the user alone and for the agent, if any."""
+        return [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
+
+    def revision(self, user_id: str) -> str | None:
+        """A token that changes whenever the user's memory changes."""
+        return self.store.revision(user_id)
+
+    def count(self) -> int:
+        """How many facts the store holds, all users together."""
+        return self.store.count()
+
+    # -- access times --------------------------------------------------------------
+
+    def accessed(self, index: UserIndex, ids: Sequence[str], at: datetime) -> None:
+        """Note that a recall returned these facts (in memory; no write happens here)."""
+        self._access.add(index.user_id, index.touch(ids, at))
+
+    def flush_access_times(self) -> None:
+        """Write every access time noted so far."""
+        for user_id in self._access.users():
+            with self._locked(user_id):
+                self._touch(user_id)
+
+    def _touch(self, user_id: str) -> None:
+        accessed = self._access.take(user_id)
+        try:
+            self.store.touch(accessed)
+        except StoreError as exc:
+            # Recall is a read: it must keep working when the disk is full or the store
+            # refuses writes. These times only order eviction, so they are dropped.
+            log.warning("recallmem: %d access time(s) not recorded: %s", len(accessed), exc)
+
+    # -- writing -------------------------------------------------------------------
+
     @contextmanager
-    def writing(self, user_id: str) -> Iterator[UserIndex]:
-        """Hold the write lock with the user's fresh index."""
-        with self._lock:
+    def _locked(self, user_id: str) -> Iterator[None]:
+        with self._locks_guard:
+            lock = self._locks.setdefault(user_id, threading.RLock())
+        with lock:
+            yield
+
+    @contextmanager
+    def _writing(self, user_id: str) -> Iterator[UserIndex]:
+        with self._locked(user_id):
             yield self.index(user_id)
 
-    def write(
+    def _write(
         self,
         index: UserIndex,
         embedded: Sequence[Fact],
         vectors: np.ndarray | None,
         records: Sequence[Fact] = (),
     ) -> None:
-        """Persist facts (``embedded`` with their new vectors, ``records`` without), then
-        publish a new revision, then update the index."""
+        # Chroma first, then the revision, then this process's index.
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
         try:
@@ -91,46 +225,119 @@ class FactRepository:
         except StoreError:
             self._indexes.drop(index.user_id)  # part may be written: reload what is there
             raise
+        self._touch(index.user_id)
         if embedded:
             index.upsert(embedded, vectors)
         if records:
             index.upsert(records)
 
-    def save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
-        """Write facts of the index's user, embedding only those whose text changed."""
+    def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
         stale = {
             f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
         }
         embedded = [f for f in facts if f.id in stale]
-        vectors = embed_matrix(self.embeddings, [f.content for f in embedded]) if embedded else None
-        self.write(index, embedded, vectors, [f for f in facts if f.id not in stale])
+        vectors = self.embed([f.content for f in embedded]) if embedded else None
+        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
-    def purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
-        """Erase facts with their vectors; a whole user also loses revision and profiles."""
+    def put(self, facts: Sequence[Fact]) -> None:
+        """Write whole fact records as they are, embedding only changed texts; no dedup."""
+        by_user: dict[str, list[Fact]] = {}
+        for fact in facts:
+            by_user.setdefault(fact.user_id, []).append(fact)
+        for user_id, group in by_user.items():
+            with self._writing(user_id) as index:
+                self._save(index, group)
+
+    def remember(
+        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
+    ) -> list[Fact]:
+        """Store new facts of one user and agent, folding duplicates into stored ones.
+
+        Returns, per candidate, the stored fact it became.
+        """
+        results: list[Fact] = []
+        for start in range(0, len(candidates), _MERGE_BATCH):
+            batch = candidates[start : start + _MERGE_BATCH]
+            results += self._remember_batch(batch, threshold=threshold, now=now)
+        return results
+
+    def _remember_batch(
+        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
+    ) -> list[Fact]:
+        # A batch is compared with itself as one matrix, so its size bounds time and memory;
+        # later batches see earlier ones through the index.
+        vectors = self.embed([c.content for c in candidates])
+        with self._writing(candidates[0].user_id) as index:
+            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)
+            merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)
+            rows = [row for _, row in merged.embedded]
+            embedded = [fact for fact, _ in merged.embedded]
+            self._write(index, embedded, vectors[rows], merged.records)
+        return merged.results
+
+    def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
+        """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
+        owner = self.get(fact_id, user_id=user_id).user_id
+        with self._writing(owner) as index:
+            fact = change(self.get(fact_id, user_id=owner))
+            self._save(index, [fact])
+            return fact
+
+    def forget(
+        self,
+        user_id: str,
+        *,
+        fact_id: str | None,
+        thread_id: str | None,
+        agent_id: str | None,
+        purge: bool,
+    ) -> int:
+        """Soft-delete or erase one fact or a scope of the user's; returns how many."""
+        whole_user = fact_id is None and thread_id is None and agent_id is None
+        with self._writing(user_id) as index:
+            facts = [
+                f
+                for f in index.facts()
+                if (fact_id is None or f.id == fact_id)
+                and (thread_id is None or f.thread_id == thread_id)
+                and (agent_id is None or f.agent_id == agent_id)
+            ]
+            if purge:
+                self._purge(index, facts, whole_user=whole_user)
+            else:
+                now = utcnow()
+                gone = [f for f in facts if f.status is not Status.DELETED]
+                deleted = [f.model_copy(update={"status": Status.DELETED, "updated_at": now})
+                           for f in gone]  # fmt: skip
+                self._save(index, deleted)
+            return len(facts)
+
+    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
         ids = {f.id for f in facts}
         keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
         self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
-        self.store.delete([f.id for f in facts], user_id=index.user_id)
+        self.store.delete(list(ids), user_id=index.user_id)
         if whole_user:
             self.store.delete_scope(index.user_id)
-        index.remove(f.id for f in facts)
+        index.remove(ids)
+        self._access.take(index.user_id)
         index.revision = self.store.bump_revision(index.user_id)
         if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
-            with self._lock:
+            with self._scrub_lock:
                 scrub_chroma(self.store.path)
 
-    def published(self, user_id: str) -> None:
-        """Mark the user changed outside the facts (a profile); other processes reload."""
-        with self.writing(user_id) as index:
-            index.revision = self.store.bump_revision(user_id)
+    def save_profile(self, profile: Profile) -> None:
+        """Replace a profile; other processes reload the user."""
+        with self._writing(profile.user_id) as index:
+            self.store.save_profile(profile)
+            index.revision = self.store.bump_revision(profile.user_id)
 
-    # imports ---------------------------------------------------------------
+    # -- imports -------------------------------------------------------------------
 
-    def import_facts(
-        self, facts: Sequence[Fact], vectors: np.ndarray, profiles: Sequence[Profile]
-    ) -> None:
+    def import_facts(self, facts: Sequence[Fact], profiles: Sequence[Profile]) -> None:
         """Write an import whole: all of its rows, or (after a crash) all of them at the
         next open. Raises StoreError naming where the unfinished import is kept."""
+        vectors = self.embed([f.content for f in facts]) if facts else np.zeros((0, 1), np.float32)
         try:
             intent = self.intents.record(facts, vectors, profiles)
         except OSError as exc:
@@ -156,11 +363,10 @@ class FactRepository:
         for row, fact in enumerate(intent.facts):
             rows_of.setdefault(fact.user_id, []).append(row)
         for user_id, rows in rows_of.items():
-            with self.writing(user_id) as index:
-                self.write(index, [intent.facts[r] for r in rows], intent.vectors[rows])
+            with self._writing(user_id) as index:
+                self._write(index, [intent.facts[r] for r in rows], intent.vectors[rows])
         for profile in intent.profiles:
-            self.store.save_profile(profile)
-            self.published(profile.user_id)
+            self.save_profile(profile)
 
     def recover(self) -> int:
         """Complete the imports a crash or a failure left unfinished; returns the rows

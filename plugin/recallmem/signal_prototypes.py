@@ -29,14 +29,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import load_data
+from recallmem.signal_kinds import Language, SignalKind
+from recallmem.text import has_cjk
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from recallmem.signals import SignalKind
 
-Language = Literal["en", "zh"]
-_CJK = re.compile(r"[\u3400-\u9fff]")
 # Clause boundaries for the span shown to the caller (the decision uses the whole text).
 _CLAUSE_END = re.compile(r"(?<=[。！？!?;；\n])|(?<=[.:：])\s")
 
@@ -71,7 +70,6 @@ class PrototypesSpec(BaseModel):
     def _every_detector_and_language(
         cls, value: dict[str, dict[Language, ClassPrototypes]]
     ) -> dict[str, dict[Language, ClassPrototypes]]:
-        from recallmem.signals import SignalKind
 
         known = {kind.value for kind in SignalKind}
         if unknown := set(value) - known:
@@ -86,7 +84,6 @@ class PrototypesSpec(BaseModel):
     @field_validator("margins")
     @classmethod
     def _known_margins(cls, value: dict[str, float]) -> dict[str, float]:
-        from recallmem.signals import SignalKind
 
         if unknown := set(value) - {kind.value for kind in SignalKind}:
             raise ValueError(f"margins for unknown detectors: {sorted(unknown)}")
@@ -101,7 +98,7 @@ def language_of(text: str) -> Language:
     >>> language_of("按上次那个 plan 来"), language_of("as usual")
     ('zh', 'en')
     """
-    return "zh" if _CJK.search(text) else "en"
+    return "zh" if has_cjk(text) else "en"
 
 
 class PrototypeStage:

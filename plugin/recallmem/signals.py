@@ -29,9 +29,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -39,20 +37,11 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import compiled_patterns, load_data
+from recallmem.signal_kinds import Language as Language  # re-exported: it used to live here
+from recallmem.signal_kinds import SignalKind
 
 if TYPE_CHECKING:
     from recallmem.signal_prototypes import PrototypeStage
-
-Language = Literal["en", "zh"]
-
-
-class SignalKind(StrEnum):
-    """The four things a message can say about memory."""
-
-    RECALL_CUE = "recall_cue"
-    HEDGE = "hedge"
-    CORRECTION = "correction"
-    REMEMBER_REQUEST = "remember_request"
 
 
 class PatternsByLanguage(BaseModel):
@@ -205,63 +194,6 @@ def load_signals(prompt_dir: Path | None = None, *, semantic: bool = False) -> S
     )
 
 
-class LabelledCase(BaseModel):
-    """One line of ``tests/data/signals/*.jsonl``: a text, whether it should fire, its language."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    text: str = Field(min_length=1)
-    label: bool
-    lang: Language
-
-
-@dataclass(frozen=True)
-class Quality:
-    """Confusion counts of one detector on a set of labelled cases."""
-
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    true_negatives: int
-
-    @property
-    def precision(self) -> float:
-        """Share of firings that were right (1.0 when it never fired)."""
-        fired = self.true_positives + self.false_positives
-        return self.true_positives / fired if fired else 1.0
-
-    @property
-    def recall(self) -> float:
-        """Share of positives it fired on (1.0 when there were none)."""
-        positives = self.true_positives + self.false_negatives
-        return self.true_positives / positives if positives else 1.0
-
-    @property
-    def cases(self) -> int:
-        """How many cases were scored."""
-        return (
-            self.true_positives + self.false_positives + self.false_negatives + self.true_negatives
-        )
-
-
-def evaluate(kind: SignalKind | str, cases: Iterable[LabelledCase], signals: Signals) -> Quality:
-    """Score detector ``kind`` on labelled cases.
-
-    >>> case = LabelledCase(text="上次的方案", label=True, lang="zh")
-    >>> evaluate("recall_cue", [case], load_signals()).recall
-    1.0
-    """
-    counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
-    for case in cases:
-        counts[(signals.detect(kind, case.text) is not None, case.label)] += 1
-    return Quality(
-        true_positives=counts[(True, True)],
-        false_positives=counts[(True, False)],
-        false_negatives=counts[(False, True)],
-        true_negatives=counts[(False, False)],
-    )
-
-
 def recall_cue(text: str) -> str | None:
     """The words that point back at earlier context, or None.
 
@@ -308,13 +240,10 @@ def remember_request(text: str) -> str | None:
 
 __all__ = [
     "Detector",
-    "LabelledCase",
-    "Quality",
     "SignalKind",
     "Signals",
     "SignalsSpec",
     "correction",
-    "evaluate",
     "hedge",
     "load_signals",
     "recall_cue",

@@ -44,7 +44,6 @@ STOPWORDS = frozenset(
         "user",
         "user's",
         "users",
-        "the",
         "of",
         "in",
         "on",
@@ -117,6 +116,12 @@ def units(text: str) -> list[str]:
 def is_cjk(unit: str) -> bool:
     """Whether a unit is a single CJK character."""
     return bool(_CJK_CHAR.fullmatch(unit))
+
+
+def cjk_share(text: str) -> float:
+    """The share of a text's units that are CJK characters (0 for no text)."""
+    found = units(text)
+    return sum(map(is_cjk, found)) / len(found) if found else 0.0
 
 
 def has_cjk(text: str) -> bool:

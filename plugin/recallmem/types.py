@@ -17,7 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-MAX_CONTENT_CHARS = 2000
+# Re-exported: the limit a Fact's content is held to.
+from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
 
 
 def utcnow() -> datetime:
@@ -222,3 +223,25 @@ class Profile(BaseModel):
             for name in PROFILE_SECTIONS
             if (section := getattr(self, name)).summary.strip()
         }
+
+
+class TokenUsage(BaseModel):
+    """Tokens spent on model calls (as the provider reported them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )

@@ -17,26 +17,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from recallmem.config import SecretPolicy
-from recallmem.errors import InvalidInputError, MissingScopeError
+from recallmem.errors import InvalidInputError
+from recallmem.limits import check_k, check_scope_id, check_user_id
+from recallmem.limits import check_query as _check_query_text
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile, screen_text
 from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Profile, Revision, Source, Status
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
-MAX_QUERY_CHARS = 4000
 _ITEM_KEYS = frozenset(
     {"content", "category", "confidence", "source", "pinned", "source_error", "item"}
 )
 
 
 def require_user(user_id: object) -> str:
-    """The user id, or an error naming the argument to pass."""
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise MissingScopeError(
-            "user_id is required and must be a non-empty string: every memory belongs to "
-            "exactly one user (pass user_id=...)"
-        )
-    return user_id
+    """The user id, or an error naming the argument to pass (:func:`limits.check_user_id`)."""
+    return check_user_id(user_id)
 
 
 def _type_name(value: object) -> str:
@@ -44,9 +40,9 @@ def _type_name(value: object) -> str:
 
 
 def optional_key(value: object, name: str) -> str | None:
-    """An optional scope key (``agent_id``, ``thread_id``): a string or None."""
+    """An optional scope key (``agent_id``, ``thread_id``): a string or None (``""`` too)."""
     if value is None or isinstance(value, str):
-        return value or None
+        return check_scope_id(value, name) if value else None
     raise InvalidInputError(f"{name} must be a string or None, got {_type_name(value)}")
 
 
@@ -156,14 +152,8 @@ def check_confidence(value: object) -> float:
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:
-    """A non-empty query and a sane k."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query is empty; describe what to recall")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInputError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-        raise InvalidInputError(f"k must be an integer from 1 to 100, got {k!r}")
-    return query.strip(), k
+    """A non-empty query and a sane k (:mod:`recallmem.limits`)."""
+    return _check_query_text(query), check_k(k)
 
 
 def new_fact(

@@ -118,3 +118,24 @@ def test_eval_extract_without_a_model_says_how_to_get_one(
 ) -> None:
     code, _ = run(home, "eval-extract")
     assert code == 1 and "--replay" in capsys.readouterr().err
+
+
+def test_a_dead_letter_is_listed_and_discarded(home: Path) -> None:
+    from recallmem.config import MemoryConfig
+    from recallmem.memory import Memory
+    from recallmem.testing import FakeChatModel
+
+    model = FakeChatModel(responses=[RuntimeError("provider is down")])
+    with Memory(MemoryConfig(home=home, max_attempts=1), model=model) as memory:
+        memory.observe([{"role": "user", "content": "I live in Berlin"}], user_id="ada",
+                       thread_id="t1")  # fmt: skip
+        memory.flush(timeout=10)
+        (letter,) = memory.dead_letters()
+    code, out = run(home, "dead-letters")
+    assert code == 0 and "provider is down" in out and str(letter.id) in out
+    assert run(home, "drop-dead-letter", str(letter.id)) == (
+        0,
+        f"dead letter {letter.id} is discarded\n",
+    )
+    assert run(home, "dead-letters")[1].splitlines()[1:] == []
+    assert run(home, "drop-dead-letter", str(letter.id))[0] == 2  # no such letter any more

@@ -44,9 +44,16 @@ def test_alice_never_sees_bob(
     except InvalidInputError:
         hits = []
     assert all(h.fact.user_id == "alice" for h in hits)
-    listed = memory.list(user_id="alice", agent_id=agent, text=text, status=None)
+    try:
+        listed = memory.list(user_id="alice", agent_id=agent, text=text, status=None)
+    except InvalidInputError:  # an empty or overlong id or filter is refused, as by the API
+        listed = []
     assert all(f.user_id == "alice" for f in listed)
-    for rows in memory.nearest([query or "x"], user_id="alice", agent_id=agent, k=10):
+    try:
+        near = memory.nearest([query or "x"], user_id="alice", agent_id=agent, k=10)
+    except InvalidInputError:
+        near = []
+    for rows in near:
         assert all(h.fact.user_id == "alice" for h in rows)
     exported = memory.export(user_id="alice", agent_id=agent)
     assert all(f["user_id"] == "alice" for f in exported["facts"])

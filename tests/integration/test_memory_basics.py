@@ -122,7 +122,7 @@ def test_purge_erases_the_fact_and_its_vector(memory: Memory) -> None:
     memory.forget(fact.id, purge=True)
     with pytest.raises(FactNotFoundError):
         memory.get(fact.id)
-    assert memory.store.count() == 0
+    assert memory.count() == 0
 
 
 def test_forget_cascades_by_thread_and_by_user(memory: Memory) -> None:
@@ -166,7 +166,7 @@ def test_list_filters_and_paginates(memory: Memory) -> None:
 def test_bad_input_is_a_clear_error_and_writes_nothing(memory: Memory, call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidInputError, match=message):
         call(memory)
-    assert memory.store.count() == 0
+    assert memory.count() == 0
 
 
 def test_missing_user_is_a_scope_error(memory: Memory) -> None:

@@ -79,7 +79,7 @@ def test_concurrent_remember_from_threads_loses_nothing(memory: Memory) -> None:
         t.join()
     assert errors == []
     assert len(memory.list(user_id="ada", limit=1000)) == 150
-    assert memory.store.count() == 150
+    assert memory.count() == 150
     reopened = Memory(memory.config, embeddings=HashingEmbeddings())
     assert len(reopened.list(user_id="ada", limit=1000)) == 150
 

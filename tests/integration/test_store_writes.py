@@ -13,9 +13,20 @@ from recallmem.store.chroma import FACTS_HNSW
 from recallmem.testing import HashingEmbeddings
 
 
+def _hnsw(config: MemoryConfig) -> dict[str, Any]:
+    """The facts collection's index settings, as Chroma's own client reports them."""
+    client = chromadb.PersistentClient(
+        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
+    )
+    settings: dict[str, Any] = client.get_collection(
+        f"{config.collection}_facts"
+    ).configuration_json["hnsw"]
+    return settings
+
+
 def test_a_new_store_builds_chromas_vector_index_cheaply(memory: Memory) -> None:
     memory.remember("Likes green tea", user_id="ada", category="preference")
-    hnsw = memory.store._facts.configuration_json["hnsw"]
+    hnsw = _hnsw(memory.config)
     assert hnsw["ef_construction"] == FACTS_HNSW["ef_construction"]
     assert hnsw["max_neighbors"] == FACTS_HNSW["max_neighbors"]
     assert hnsw["space"] == "cosine"
@@ -41,7 +52,7 @@ def test_a_store_created_with_chromas_defaults_opens_and_keeps_them(home: Path) 
     del client
     with Memory(config, embeddings=HashingEmbeddings()) as memory:
         fact = memory.remember("Likes green tea", user_id="ada", category="preference")
-        assert memory.store._facts.configuration_json["hnsw"]["ef_construction"] == 100
+        assert _hnsw(config)["ef_construction"] == 100
     with Memory(config, embeddings=HashingEmbeddings()) as reopened:
         assert [h.fact.id for h in reopened.recall("tea", user_id="ada")] == [fact.id]
 

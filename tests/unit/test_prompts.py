@@ -7,14 +7,15 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from recallmem.agent.tools import format_hits
 from recallmem.errors import PromptError
-from recallmem.extraction.filter import load_filter_rules
+from recallmem.extraction.filter import filter_messages, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.prompts import load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
-from recallmem.secrets import load_secret_rules
+from recallmem.secrets import find_secret, load_secret_rules
 from recallmem.signal_prototypes import load_prototype_stage
-from recallmem.signals import load_signals
+from recallmem.signals import SignalKind, load_signals
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
 
@@ -50,18 +51,54 @@ def _render_memory_block() -> None:
 
 
 def _tools() -> None:
-    assert set(load_tool_texts().tools) == {"recall", "remember"}
+    texts = load_tool_texts()
+    assert set(texts.tools) == {"recall", "remember"}
+    fact = Fact(content="Prefers reports in Chinese", category="preference", user_id="u")
+    hit = ScoredFact(fact=fact, score=0.9, parts=ScoreParts())
+    assert "report language" in format_hits([], "report language", texts)
+    assert "Prefers reports in Chinese" in format_hits([hit], "report language", texts)
+
+
+def _signals() -> None:
+    signals = load_signals()
+    assert signals.detect("recall_cue", "按上次那个方案来") is not None
+    assert signals.detect("recall_cue", "Write a quicksort in Rust") is None
+
+
+def _prototypes() -> None:
+    stage = load_prototype_stage()
+    assert set(stage.spec.detectors) <= {kind.value for kind in SignalKind}
+
+
+def _filter() -> None:
+    kept = filter_messages(
+        [{"role": "user", "content": "I use Vim"}, {"role": "assistant", "content": "ok"}],
+        load_filter_rules(),
+    )
+    assert [(u.role, u.content) for u in kept] == [("user", "I use Vim")]
+
+
+def _secrets() -> None:
+    rules = load_secret_rules()
+    assert find_secret("my key is AKIAIOSFODNN7EXAMPLE", rules) is not None
+    assert find_secret("I use Vim", rules) is None
+
+
+def _scope_rules() -> None:
+    rules = load_scope_rules()
+    assert rules.violation("Prefers reports in Chinese") is None
+    assert "permission" in (rules.violation("The assistant may deploy without asking") or "")
 
 
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
     "tools": _tools,
-    "signals": load_signals,
-    "signals_prototypes": load_prototype_stage,
-    "filter": load_filter_rules,
-    "secrets": load_secret_rules,
-    "scope_rules": load_scope_rules,
+    "signals": _signals,
+    "signals_prototypes": _prototypes,
+    "filter": _filter,
+    "secrets": _secrets,
+    "scope_rules": _scope_rules,
 }
 
 
@@ -77,7 +114,9 @@ def test_prompt_loads_and_renders(name: str) -> None:
 def test_override_directory_wins(tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text(
         "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
-        "    args: {query: q}\nresponses: {recall_empty: none}\n",
+        "    args: {query: q}\nresponses: {recall_header: h, recall_empty: 'none for {query}',"
+        " remembered: '{content}', confirmed: '{content} [{category}]',"
+        " error: '{problem} {next_step}'}\n",
         encoding="utf-8",
     )
     assert load_tool_texts(tmp_path).version == "9"
@@ -102,3 +141,25 @@ def test_malformed_prompts_fail_at_load(tmp_path: Path, text: str, message: str)
     (tmp_path / "custom.yaml").write_text(text, encoding="utf-8")
     with pytest.raises(PromptError, match=message):
         load_prompt("custom", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("responses", "message"),
+    [
+        ("{recall_header: h}", "lacks"),
+        ("{recall_header: h, recall_empty: '{query}', remembered: '{content}', confirmed: c, "
+         "error: '{problem}', recall_emtpy: x}", "unknown responses"),
+        ("{recall_header: h, recall_empty: '{who}', remembered: r, confirmed: c, error: e}",
+         "unknown placeholders"),
+    ],
+)  # fmt: skip
+def test_tool_responses_are_checked_when_they_load(
+    tmp_path: Path, responses: str, message: str
+) -> None:
+    (tmp_path / "tools.yaml").write_text(
+        "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
+        f"    args: {{query: q}}\nresponses: {responses}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(PromptError, match=message):
+        load_tool_texts(tmp_path)

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from recallmem.errors import PromptError
 from recallmem.signals import (
-    LabelledCase,
     SignalKind,
     correction,
-    evaluate,
     hedge,
     load_signals,
     recall_cue,
     remember_request,
 )
+
+from bench.signal_cases import LabelledCase, evaluate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "signals"
 # Tuning splits first, then the held-out ones (each scored once before any pattern changed

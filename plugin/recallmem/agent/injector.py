@@ -27,6 +27,7 @@ from recallmem.agent.messages import (
 from recallmem.agent.scope import Scope
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
 from recallmem.retrieval.injection import (
     MemoryBlock,
@@ -42,7 +43,6 @@ from recallmem.types import Category, Fact, Profile, ScoredFact
 
 Mode = Literal["hybrid", "tool", "auto"]
 Update = dict[str, Any] | None
-MAX_QUERY_CHARS = 500
 log = logging.getLogger("recallmem.agent")
 
 

@@ -52,11 +52,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -73,6 +73,7 @@ from recallmem.agent.scope import Scope, resolve_scope
 from recallmem.agent.tools import MemoryToolkit
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, ExtractionEvent, aemit, emit
+from recallmem.extraction.report import ExtractionReport
 from recallmem.memory import Memory
 from recallmem.prompts import load_tool_texts
 from recallmem.retrieval.injection import (
@@ -96,7 +97,8 @@ class MemoryMiddleware(AgentMiddleware):
         mode: ``hybrid`` (default), ``tool`` or ``auto``; see the module docs.
         max_injection_tokens: budget of the start-of-thread block (default: the memory's
             ``config.max_injection_tokens``, 2000).
-        recall_k: how many facts the block and each recall consider.
+        recall_k: how many facts the block and each recall consider (default: the
+            memory's ``config.recall_k``).
         note_tokens: budget of the facts added mid-turn (cue or hedge).
         correction_share: share of the block's budget kept for corrections.
         confirm_below: if set, a fact saved this turn below this confidence gets one line
@@ -115,7 +117,7 @@ class MemoryMiddleware(AgentMiddleware):
         *,
         mode: Mode = "hybrid",
         max_injection_tokens: int | None = None,
-        recall_k: int = 8,
+        recall_k: int | None = None,
         note_tokens: int = 600,
         correction_share: float = 0.25,
         confirm_below: float | None = None,
@@ -142,7 +144,7 @@ class MemoryMiddleware(AgentMiddleware):
             memory=memory,
             mode=mode,
             max_injection_tokens=max_injection_tokens or memory.config.max_injection_tokens,
-            recall_k=recall_k,
+            recall_k=recall_k or memory.config.recall_k,
             note_tokens=note_tokens,
             correction_share=correction_share,
             spec=self._spec,
@@ -153,15 +155,19 @@ class MemoryMiddleware(AgentMiddleware):
             MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []
         )
         self._tool_names = {"recall", "remember"}
+        if extraction == "background":
+            memory.start_background()  # windows left queued by an earlier run resume
 
     # -- scope ----------------------------------------------------------------------
 
-    def _scope(self, messages: Sequence[BaseMessage], runtime: Any) -> Scope:
+    def _scope(
+        self, messages: Sequence[BaseMessage], runtime: Runtime[Any] | ToolRuntime[Any, Any] | None
+    ) -> Scope:
         try:
             config: RunnableConfig | None = get_config()
         except RuntimeError:
             config = None
-        scope = resolve_scope(config, getattr(runtime, "context", None))
+        scope = resolve_scope(config, runtime.context if runtime is not None else None)
         if scope.thread_id is None:
             # No thread id in the run: the first message's id is stable across its turns.
             first = first_user_message(messages)
@@ -311,16 +317,20 @@ class MemoryMiddleware(AgentMiddleware):
 
     # -- after the turn ----------------------------------------------------------------
 
-    def _low_confidence(self, turn: Sequence[BaseMessage], report: Any) -> list[str]:
+    def _low_confidence(
+        self, turn: Sequence[BaseMessage], report: ExtractionReport | None
+    ) -> list[str]:
         if self.confirm_below is None:
             return []
         found = remembered_below(turn, self.confirm_below)
-        for change in getattr(report, "added", ()) if report is not None else ():
+        for change in report.added if report is not None else ():
             if change.fact.confidence < self.confirm_below:
                 found.append(change.fact.content)
         return found
 
-    def _observe(self, conversation: list[AnyMessage], scope: Scope) -> Any:
+    def _observe(
+        self, conversation: Sequence[BaseMessage], scope: Scope
+    ) -> ExtractionReport | None:
         """Hand the turn to extraction; a failure is logged, never loses the reply."""
         user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id or "default"
         try:
@@ -337,7 +347,7 @@ class MemoryMiddleware(AgentMiddleware):
         self, messages: Sequence[BaseMessage], scope: Scope
     ) -> tuple[Update, list[Event]]:
         conversation = visible(messages)
-        report = self._observe(conversation, scope)  # type: ignore[arg-type]
+        report = self._observe(conversation, scope)
         events: list[Event] = [ExtractionEvent.from_report(report)] if report is not None else []
         _, turn = current_turn(messages)
         reply = last_reply(turn)

@@ -34,6 +34,7 @@ from pydantic.fields import FieldInfo
 
 from recallmem.agent.scope import resolve_scope
 from recallmem.errors import MissingScopeError, RecallmemError
+from recallmem.limits import MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.quoting import quote_text
@@ -47,8 +48,8 @@ class RecallInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=1000)
-    k: int | None = Field(default=None, ge=1, le=20)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    k: int | None = Field(default=None, ge=1, le=MAX_TOOL_K)
     categories: list[Category] | None = None
 
 
@@ -57,7 +58,7 @@ class RememberInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, max_length=500)
+    content: str = Field(min_length=1, max_length=MAX_TOOL_CONTENT_CHARS)
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
 

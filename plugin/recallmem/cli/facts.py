@@ -12,6 +12,7 @@ from typing import TextIO
 from recallmem.cli.common import Subparsers, open_memory, scope_args, table
 from recallmem.errors import InvalidInputError
 from recallmem.jsontext import parse_json
+from recallmem.limits import DEFAULT_PAGE
 from recallmem.lookup import resolve_fact_id
 from recallmem.types import Category, Fact, Status
 
@@ -132,7 +133,7 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("recall", help="search a user's facts")
     p.add_argument("query")
     scope_args(p)
-    p.add_argument("-k", type=int, default=6)
+    p.add_argument("-k", type=int, default=None, help="facts to return (default: recall_k)")
     p.set_defaults(handler=cmd_recall)
 
     p = sub.add_parser("list", help="list a user's facts")
@@ -140,7 +141,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--category", choices=categories)
     p.add_argument("--status", default="active", choices=[*(s.value for s in Status), "all"])
     p.add_argument("--text", help="only facts containing this text")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=int, default=DEFAULT_PAGE)
     p.add_argument("--offset", type=int, default=0)
     p.set_defaults(handler=cmd_list)
 

@@ -56,6 +56,12 @@ def cmd_retry(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_drop(args: argparse.Namespace, out: TextIO) -> int:
+    open_memory(args).drop_dead_letter(args.letter_id)
+    out.write(f"dead letter {args.letter_id} is discarded\n")
+    return 0
+
+
 def cmd_eval_extract(args: argparse.Namespace, out: TextIO) -> int:
     """Score a prompt directory against the labelled set, in a scratch memory."""
     from recallmem.extraction.chain import model_from_config
@@ -71,7 +77,7 @@ def cmd_eval_extract(args: argparse.Namespace, out: TextIO) -> int:
             model = replay_model(cases) if args.replay else model_from_config(memory.config)
             if model is None:
                 raise ModelNotConfiguredError(_NO_MODEL)
-            report = evaluate(model, memory, memory.config, cases=cases)
+            report = evaluate(model, memory.repository, memory.config, cases=cases)
     out.write(report.table() + "\n")
     return 0
 
@@ -90,9 +96,13 @@ def register(sub: Subparsers) -> None:
     p.add_argument("letter_id", type=int)
     p.set_defaults(handler=cmd_retry)
 
+    p = sub.add_parser("drop-dead-letter", help="discard a dead letter for good")
+    p.add_argument("letter_id", type=int)
+    p.set_defaults(handler=cmd_drop)
+
     p = sub.add_parser("eval-extract", help="score an extraction prompt on the labelled set")
     p.add_argument("--model", help="model name at the configured OpenAI-compatible endpoint")
     p.add_argument("--prompt-dir", help="directory whose extract.yaml replaces the shipped one")
-    p.add_argument("--data", help="labelled set (default: tests/data/extraction/labelled.yaml)")
+    p.add_argument("--data", help="labelled set (default: the shipped one)")
     p.add_argument("--replay", action="store_true", help="replay recorded replies (offline)")
     p.set_defaults(handler=cmd_eval_extract)

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.errors import DeadLetterNotFoundError
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.queue import PENDING, URGENT, QueueStore, ThreadScope
+from recallmem.extraction.threads import Utterance
 
 
 class PendingEntry(BaseModel):
@@ -49,6 +49,9 @@ class DeadLetter(BaseModel):
     reason: str
     attempts: int
     at: datetime
+
+
+NO_USAGE = {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0}  # empty queue
 
 
 def _when(seconds: float | None) -> datetime | None:

@@ -10,7 +10,7 @@ where the model supports tools it asks for structured output, and whatever comes
 (tool call, JSON in prose, nothing usable) goes through the same tolerant parser.
 
 >>> from recallmem.testing import FakeChatModel
->>> from recallmem.extraction.filter import Utterance
+>>> from recallmem.extraction.threads import Utterance
 >>> model = FakeChatModel(responses=['{"facts": [{"content": "Writes TypeScript", '
 ...     '"category": "knowledge", "confidence": 0.9, "evidence": "I write TypeScript"}]}'])
 >>> window = prepare([Utterance(id="a1", role="user", content="I write TypeScript")], [])
@@ -29,21 +29,23 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.utils.json_schema import dereference_refs
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import ExtractionError, ModelNotConfiguredError
-from recallmem.extraction.filter import Utterance
 from recallmem.extraction.parser import (
+    ExtractionOutput,
     ExtractionResult,
     TokenUsage,
     coerce_result,
     parse_extraction,
 )
+from recallmem.extraction.threads import Utterance
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.quoting import quote_text
 from recallmem.secrets import redact
 from recallmem.signals import SignalKind, Signals, load_signals
-from recallmem.types import PROFILE_SECTIONS, Category, Fact, Profile, utcnow
+from recallmem.types import Fact, Profile, utcnow
 
 EXTRACTION_TOOL = "record_extraction"
 MAX_MESSAGE_CHARS = 2000  # per message in the prompt: a pasted log must not blow the budget
@@ -126,47 +128,14 @@ def prepare(
 
 
 def extraction_schema() -> dict[str, Any]:
-    """The JSON schema asked for as structured output: lenient, the parser does the rest."""
-    text = {"type": "string"}
-    ids = {"type": "array", "items": text}
-    section = {
-        "type": "object",
-        "properties": {"should_update": {"type": "boolean"}, "summary": text},
-        "required": ["should_update", "summary"],
-    }
-    fact = {
-        "type": "object",
-        "properties": {
-            "content": text,
-            "category": {"type": "string", "enum": [c.value for c in Category]},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "evidence": text,
-            "message_ids": ids,
-            "source_error": {"type": ["string", "null"]},
-        },
-        "required": ["content", "category", "confidence", "evidence", "message_ids"],
-    }
-    supersede = {
-        "type": "object",
-        "properties": {"id": text, "reason": text, "replacement": {"type": ["string", "null"]}},
-        "required": ["id", "reason"],
-    }
-    return {
-        "title": EXTRACTION_TOOL,
-        "description": "Record the facts about the user found in the conversation window.",
-        "type": "object",
-        "properties": {
-            "facts": {"type": "array", "items": fact},
-            "supersede": {"type": "array", "items": supersede},
-            "confirmed": ids,
-            "todos_done": ids,
-            "profile": {
-                "type": "object",
-                "properties": dict.fromkeys(PROFILE_SECTIONS, section),
-            },
-        },
-        "required": ["facts", "supersede", "confirmed", "todos_done", "profile"],
-    }
+    """The JSON schema asked for as structured output, derived from :class:`ExtractionOutput`.
+
+    Lenient by design: whatever comes back goes through the tolerant parser anyway.
+    """
+    schema = dereference_refs(ExtractionOutput.model_json_schema(by_alias=True))
+    schema.pop("$defs", None)
+    summary = (ExtractionOutput.__doc__ or "").strip().splitlines()[-1].strip()
+    return {**schema, "title": EXTRACTION_TOOL, "description": summary}
 
 
 def _usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:

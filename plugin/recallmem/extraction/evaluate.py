@@ -1,6 +1,6 @@
 """Scoring an extraction prompt: fact-level precision and recall on a labelled set.
 
-Each labelled case (``tests/data/extraction/labelled.yaml``) is a conversation, the facts
+Each labelled case (``prompts/evaluation/extraction.yaml``) is a conversation, the facts
 that should be stored from it and keywords that must not be stored. :func:`evaluate`
 runs the whole pipeline on every case (filter, the model, hygiene, a real store) and
 compares what was stored:
@@ -23,6 +23,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,8 +36,8 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError, RecallmemError
 from recallmem.extraction.filter import filter_messages
 from recallmem.extraction.pipeline import ExtractionPipeline
+from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport
-from recallmem.extraction.writer import MemoryPort
 from recallmem.prompts import ChatPromptSpec
 from recallmem.testing import FakeChatModel
 from recallmem.types import Category, Fact
@@ -104,8 +105,8 @@ class LabelledSet(BaseModel):
 
 
 def default_cases_path() -> Path:
-    """The labelled set of a source checkout (``tests/data/extraction/labelled.yaml``)."""
-    return Path(__file__).resolve().parents[3] / "tests" / "data" / "extraction" / "labelled.yaml"
+    """The shipped labelled set (``prompts/evaluation/extraction.yaml``, in the wheel too)."""
+    return Path(str(resources.files("recallmem._prompts").joinpath("evaluation/extraction.yaml")))
 
 
 def load_cases(path: Path | None = None) -> list[LabelledCase]:
@@ -113,8 +114,8 @@ def load_cases(path: Path | None = None) -> list[LabelledCase]:
     path = Path(path) if path else default_cases_path()
     if not path.is_file():
         raise InvalidInputError(
-            f"no labelled set at {path}; pass the path of a labelled.yaml (see "
-            "tests/data/extraction/labelled.yaml in the source repository for the format)"
+            f"no labelled set at {path}; pass the path of one (the shipped "
+            "prompts/evaluation/extraction.yaml shows the format)"
         )
     try:
         return list(LabelledSet.model_validate(yaml.safe_load(path.read_text("utf-8"))).cases)
@@ -295,7 +296,7 @@ def _score(case: LabelledCase, report: ExtractionReport, profile_text: str) -> C
 
 def evaluate(
     model: BaseChatModel,
-    memory: MemoryPort,
+    facts: FactsPort,
     config: MemoryConfig,
     *,
     cases: Sequence[LabelledCase] | None = None,
@@ -303,24 +304,25 @@ def evaluate(
 ) -> EvalReport:
     """Run every case through the pipeline (each as its own user) and score it.
 
-    ``memory`` should be a scratch one (its facts are the cases' seeds and results);
-    ``config.prompt_dir`` selects the prompt unless ``prompt`` is given.
+    ``facts`` (a ``Memory``'s ``repository``) should be a scratch store (its facts are
+    the cases' seeds and results); ``config.prompt_dir`` selects the prompt unless
+    ``prompt`` is given.
     """
     cases = list(cases) if cases is not None else load_cases()
     run = uuid.uuid4().hex[:8]
-    pipeline = ExtractionPipeline(memory, model, config, prompt=prompt, background=False)
+    pipeline = ExtractionPipeline(facts, model, config, prompt=prompt, background=False)
     scores = []
     try:
         for case in cases:
             user = f"eval-{run}-{case.id}"
-            memory.put(
+            facts.put(
                 [Fact(content=s.content, category=s.category, user_id=user) for s in case.existing]
             )
             try:
                 report = pipeline.extract(list(case.messages), user_id=user, thread_id=case.id)
             except RecallmemError as exc:
                 report = ExtractionReport(user_id=user, thread_id=case.id, error=str(exc))
-            profile = memory.get_profile(user_id=user)
+            profile = facts.profile(user_id=user, agent_id=None)
             text = " ".join(s.summary for s in profile.sections().values())
             score = _score(case, report, text)
             scores.append(

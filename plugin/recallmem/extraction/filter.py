@@ -35,25 +35,16 @@ from langchain_core.messages.utils import convert_to_messages
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.errors import InvalidInputError
+from recallmem.extraction.threads import Role as Role  # re-exported: it used to live here
+from recallmem.extraction.threads import Utterance as Utterance
 from recallmem.prompts import compiled_patterns, load_data
 from recallmem.secrets import SecretRules, load_secret_rules, redact
 
-Role = Literal["user", "assistant"]
 MessageLike = BaseMessage | Mapping[str, Any]
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _ACK_SPLIT = re.compile(r"[\s\W_]+", re.UNICODE)
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 _OUR_MARKER = "recallmem"  # additional_kwargs key of messages the middleware adds
-
-
-class Utterance(BaseModel):
-    """One kept message: who said it and what, with a stable id."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(min_length=1)
-    role: Role
-    content: str = Field(min_length=1)
 
 
 class ByLanguage(BaseModel):

@@ -32,13 +32,12 @@ from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
-from recallmem.extraction.filter import Utterance
+from recallmem.extraction.eviction import add_evictions as add_evictions  # re-exported
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.plan import (
     Add,
     Confirm,
     Dropped,
-    Evict,
     MarkDone,
     Operation,
     Plan,
@@ -46,8 +45,9 @@ from recallmem.extraction.plan import (
     Supersede,
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
+from recallmem.extraction.threads import Utterance
 from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redact
-from recallmem.text import content_units, is_cjk, normalize, units
+from recallmem.text import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
 MIN_EVIDENCE_CHARS = 2
@@ -55,13 +55,16 @@ LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the
 Neighbours = Sequence[tuple[Fact, float]]
 
 
+_DEFAULT = MemoryConfig.model_fields  # one definition of each default: the config's
+
+
 @dataclass(frozen=True)
 class Policy:
-    """The thresholds hygiene applies."""
+    """The thresholds hygiene applies (by default, the configuration's defaults)."""
 
-    min_confidence: float = 0.7
-    dedup_similarity: float = 0.88
-    max_facts_per_scope: int = 1000
+    min_confidence: float = _DEFAULT["min_confidence"].default
+    dedup_similarity: float = _DEFAULT["dedup_similarity"].default
+    max_facts_per_scope: int = _DEFAULT["max_facts_per_scope"].default
 
     @classmethod
     def from_config(cls, config: MemoryConfig) -> Policy:
@@ -93,12 +96,6 @@ class Context:
     thread_id: str | None = None
     extractor: str | None = None
     prompt_version: str | None = None
-
-
-def cjk_share(text: str) -> float:
-    """The share of a text's units that are CJK characters (0 for no text)."""
-    found = units(text)
-    return sum(map(is_cjk, found)) / len(found) if found else 0.0
 
 
 def _likeness(a: str, b: str) -> float:
@@ -379,33 +376,3 @@ def make_plan(
         dropped=tuple(planner.dropped),
         profile=tuple(profile),
     )
-
-
-def _value(fact: Fact) -> tuple[int, float, float]:
-    # Least valuable first: never confirmed, least sure, longest untouched.
-    seen = fact.last_accessed_at or fact.last_confirmed_at or fact.updated_at
-    return (fact.confirmations, fact.confidence, seen.timestamp())
-
-
-def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
-    """``plan`` plus the evictions that keep its scope at ``cap`` active facts.
-
-    ``active`` are the scope's active facts as stored before the plan. Pinned facts,
-    corrections and facts the plan already changes are never evicted.
-    """
-    leaving = set(plan.targets()) - {
-        op.fact_id for op in plan.operations if isinstance(op, Confirm)
-    }
-    remaining = [f for f in active if f.id not in leaving]
-    over = len(remaining) + plan.count(Add) - cap
-    if over <= 0:
-        return plan
-    spared = set(plan.targets())
-    pool = [
-        f
-        for f in remaining
-        if not f.pinned and f.category is not Category.CORRECTION and f.id not in spared
-    ]
-    reason = f"the scope holds more than {cap} facts"
-    evictions = [Evict(fact_id=f.id, reason=reason) for f in sorted(pool, key=_value)[:over]]
-    return plan.model_copy(update={"operations": (*plan.operations, *evictions)})

@@ -29,17 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
 from recallmem.types import PROFILE_SECTIONS, Category
+from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
 _THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")
 _WORD_CONFIDENCE = {"high": 0.9, "medium": 0.75, "moderate": 0.75, "low": 0.5}
-_KEYS = {
-    "facts": ("facts", "new_facts", "memories", "items"),
-    "supersede": ("supersede", "superseded", "supersedes", "replace", "updates"),
-    "confirmed": ("confirmed", "confirm", "confirmations", "reconfirmed"),
-    "todos_done": ("todos_done", "done", "completed", "completed_todos", "todo_done"),
-    "profile": ("profile", "profile_updates", "profile_sections"),
-}
 
 
 class CandidateFact(BaseModel):
@@ -58,9 +52,10 @@ class CandidateFact(BaseModel):
 class SupersedeRequest(BaseModel):
     """An existing fact (by the id the model was shown) that the window replaces."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    fact_id: str = Field(min_length=1)
+    # The model writes "id" (the prompt's shape); the code reads fact_id.
+    fact_id: str = Field(min_length=1, alias="id")
     reason: str = ""
     replacement: str | None = None
 
@@ -83,30 +78,11 @@ class Rejected(BaseModel):
     reason: str
 
 
-class TokenUsage(BaseModel):
-    """Tokens spent on model calls (as the provider reported them)."""
+class ExtractionOutput(BaseModel):
+    """What the model is asked to write; the structured-output schema is derived from it.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            calls=self.calls + other.calls,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
-
-
-class ExtractionResult(BaseModel):
-    """Everything one model call said about a window, typed but not yet vetted."""
+    Record the facts about the user found in the conversation window.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -114,7 +90,14 @@ class ExtractionResult(BaseModel):
     supersede: tuple[SupersedeRequest, ...] = ()
     confirmed: tuple[str, ...] = ()
     todos_done: tuple[str, ...] = ()
-    profile: dict[str, ProfileUpdate] = Field(default_factory=dict)
+    profile: dict[str, ProfileUpdate] = Field(
+        default_factory=dict, json_schema_extra={"propertyNames": {"enum": list(PROFILE_SECTIONS)}}
+    )
+
+
+class ExtractionResult(ExtractionOutput):
+    """Everything one model call said about a window, typed but not yet vetted."""
+
     rejected: tuple[Rejected, ...] = ()
     usage: TokenUsage = TokenUsage()
     model_name: str | None = None
@@ -204,13 +187,6 @@ def find_json(text: str) -> dict[str, Any]:
 # -- coercing items ----------------------------------------------------------------
 
 
-def _pick(data: Mapping[str, Any], field: str) -> Any:
-    for key in _KEYS[field]:
-        if key in data:
-            return data[key]
-    return None
-
-
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -245,7 +221,7 @@ def _ids(value: Any) -> tuple[str, ...]:
     out = []
     for item in _as_list(value):
         if isinstance(item, Mapping):
-            item = item.get("id") or item.get("fact_id")
+            item = item.get("id")
         if item is not None and str(item).strip():
             out.append(str(item).strip().strip("[]"))
     return tuple(out)
@@ -261,11 +237,11 @@ def _fact(item: Any) -> CandidateFact:
     if "confidence" not in item:
         raise ValueError("no confidence given; the prompt requires one")
     return CandidateFact(
-        content=_text(item.get("content") or item.get("fact")),
+        content=_text(item.get("content")),
         category=parse_category(item.get("category")),
         confidence=parse_confidence(item["confidence"]),
-        evidence=_text(item.get("evidence") or item.get("quote")),
-        message_ids=_ids(item.get("message_ids") or item.get("message_id")),
+        evidence=_text(item.get("evidence")),
+        message_ids=_ids(item.get("message_ids")),
         source_error=_text(item.get("source_error")) or None,
     )
 
@@ -276,9 +252,9 @@ def _supersede(item: Any) -> SupersedeRequest:
     if not isinstance(item, Mapping):
         raise ValueError("a supersede entry must be an object with id, reason, replacement")
     return SupersedeRequest(
-        fact_id=_text(item.get("id") or item.get("fact_id")).strip("[]"),
+        fact_id=_text(item.get("id")).strip("[]"),
         reason=_text(item.get("reason")),
-        replacement=_text(item.get("replacement") or item.get("new")) or None,
+        replacement=_text(item.get("replacement")) or None,
     )
 
 
@@ -321,18 +297,18 @@ def coerce_result(data: Any) -> ExtractionResult:
         raise ExtractionError(f"the model returned {type(data).__name__}, not a JSON object")
     if "content" in data and "category" in data:  # one fact, unwrapped
         data = {"facts": [data]}
-    known = {key for keys in _KEYS.values() for key in keys}
+    known = ExtractionOutput.model_fields
     rejected = [
         Rejected(item=str(key), reason="unknown top-level key; see the prompt's output shape")
         for key in data
         if key not in known
     ]
     return ExtractionResult(
-        facts=tuple(_collect(_as_list(_pick(data, "facts")), _fact, rejected)),
-        supersede=tuple(_collect(_as_list(_pick(data, "supersede")), _supersede, rejected)),
-        confirmed=_ids(_pick(data, "confirmed")),
-        todos_done=_ids(_pick(data, "todos_done")),
-        profile=_profile(_pick(data, "profile"), rejected),
+        facts=tuple(_collect(_as_list(data.get("facts")), _fact, rejected)),
+        supersede=tuple(_collect(_as_list(data.get("supersede")), _supersede, rejected)),
+        confirmed=_ids(data.get("confirmed")),
+        todos_done=_ids(data.get("todos_done")),
+        profile=_profile(data.get("profile"), rejected),
         rejected=tuple(rejected),
     )
 

@@ -10,6 +10,8 @@ the tokens it cost); the report is built from it and the records as written.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
@@ -141,3 +143,22 @@ def build_report(
         prompt=journal.prompt,
         replayed=replayed,
     )
+
+
+class RecentReports:
+    """The last reports of windows extracted in the background, newest kept."""
+
+    def __init__(self, keep: int = 100) -> None:
+        self._reports: deque[ExtractionReport] = deque(maxlen=keep)
+        self._lock = threading.Lock()
+
+    def add(self, report: ExtractionReport) -> None:
+        """Keep a report (the oldest is dropped past ``keep``)."""
+        with self._lock:
+            self._reports.append(report)
+
+    def latest(self, user_id: str | None = None, limit: int = 20) -> list[ExtractionReport]:
+        """The newest reports first, of one user if given."""
+        with self._lock:
+            newest = list(reversed(self._reports))
+        return [r for r in newest if user_id is None or r.user_id == user_id][:limit]

@@ -55,12 +55,11 @@ from recallmem.langgraph.namespaces import (
     check_labels,
     matches,
 )
+from recallmem.limits import MAX_K as MAX_RANKED  # the deepest recall a search pages
+from recallmem.limits import MAX_PAGE as _PAGE  # Memory.list's largest page
 from recallmem.memory import Memory
 from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Placement
 from recallmem.validation import parse_category
-
-MAX_RANKED = 100  # the deepest recall a search pages through (Memory.recall's k limit)
-_PAGE = 1000  # Memory.list's page
 
 
 class RecallmemStore(BaseStore):

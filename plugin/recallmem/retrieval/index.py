@@ -130,7 +130,9 @@ class UserIndex:
                     raise ValueError("new facts need their vectors")
                 start = len(self._facts)
                 self._facts.extend(facts[i] for i in fresh)
-                self._vectors = np.vstack([self._vectors, vectors[fresh]])
+                added = vectors[fresh].astype(np.float32, copy=False)
+                # An empty user may have been loaded before the store knew the dimension.
+                self._vectors = np.vstack([self._vectors, added]) if len(self._vectors) else added
                 self._rows.update((facts[i].id, start + n) for n, i in enumerate(fresh))
             self._changed()
 

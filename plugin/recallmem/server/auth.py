@@ -15,13 +15,13 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from recallmem.limits import USER_ID_PATTERN
 from recallmem.server.problems import ProblemError
 from recallmem.server.state import settings_of
 
 _bearer = HTTPBearer(auto_error=False, description="A token from RECALLMEM_API_TOKENS.")
 
 ME = "me"
-USER_ID_PATTERN = r"^[^\s/\x1c-\x1f]{1,200}$"  # see schemas.NOT_BLANK
 
 
 @dataclass(frozen=True)

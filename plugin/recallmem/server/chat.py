@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
-from recallmem.server.chat_schemas import ChatRequest, message_id
+from recallmem.server.chat_schemas import ChatRequest, history_message_id
 from recallmem.server.problems import PROBLEM_RESPONSES, Problem, problem_response
 from recallmem.server.state import ServiceState, State
 
@@ -62,7 +62,7 @@ def _turn(body: ChatRequest, principal: Principal) -> ChatTurn:
             ("user", body.message, body.message_id)]  # fmt: skip
     messages: list[BaseMessage] = []
     for index, (role, content, given_id) in enumerate(said):
-        ident = given_id or message_id(thread_id, index, role, content)
+        ident = given_id or history_message_id(thread_id, index, role, content)
         kind = HumanMessage if role == "user" else AIMessage
         messages.append(kind(content=content, id=ident))
     return ChatTurn(user_id=user, agent_id=body.agent_id, thread_id=thread_id, messages=messages)

@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
 from recallmem.secrets import redact
-from recallmem.server.schemas import MAX_ID_CHARS, NOT_BLANK, ScopeId
+from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000
 MAX_MESSAGES = 100
@@ -51,10 +52,10 @@ class ChatRequest(BaseModel):
     )
 
 
-def message_id(thread_id: str, index: int, role: str, content: str) -> str:
+def history_message_id(thread_id: str, index: int, role: str, content: str) -> str:
     """A stable id for a message sent without one, so a resent turn is not queued twice.
 
-    >>> message_id("t1", 0, "user", "hi") == message_id("t1", 0, "user", "hi")
+    >>> history_message_id("t1", 0, "user", "hi") == history_message_id("t1", 0, "user", "hi")
     True
     """
     # Of the redacted text: the id is queued, and a digest of a password can be guessed.

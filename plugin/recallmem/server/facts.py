@@ -12,12 +12,12 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Response, status
 
 from recallmem.errors import FactNotFoundError
+from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_OFFSET
 from recallmem.memory import Memory
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
 from recallmem.server.schemas import (
-    MAX_ID_CHARS,
     MAX_PAGE_SIZE,
     Affected,
     Evidence,
@@ -54,8 +54,8 @@ async def list_facts(
     agent_id: ScopeFilter = None,
     thread_id: ScopeFilter = None,
     text: Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> FactPage:
     """The user's facts, newest first, filtered; ``status=all`` includes every status."""
     items = await memory.alist(

@@ -82,7 +82,7 @@ def count_facts(memory: Memory, user: str) -> FactCounts:
 
 def extraction_stats(memory: Memory, user: str | None) -> ExtractionStats:
     """Model calls and tokens the extraction queue recorded (for one user, or all)."""
-    usage = memory.extraction.usage(user_id=user)
+    usage = memory.extraction_usage(user_id=user)
     return ExtractionStats(
         calls=usage["calls"],
         input_tokens=usage["input_tokens"],
@@ -110,7 +110,7 @@ async def service_metrics(principal: Caller, state: State) -> Metrics:
             "service-wide metrics need an admin token; a user's token can read "
             "/v1/users/me/metrics",
         )
-    total = await asyncio.to_thread(state.memory.store.count)
+    total = await asyncio.to_thread(state.memory.count)
     extraction = await asyncio.to_thread(extraction_stats, state.memory, None)
     return Metrics(
         scope="service",

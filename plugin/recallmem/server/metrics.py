@@ -18,6 +18,7 @@ figures describe recent traffic and memory use stays flat however long the servi
 
 from __future__ import annotations
 
+import statistics
 import threading
 from collections import OrderedDict, deque
 
@@ -41,21 +42,23 @@ class _Window:
         count = len(self.hits)
         if not count:
             return RecallStats(count=0, with_hits=0, hit_rate=None, p50_ms=None, p95_ms=None)
-        ordered = sorted(self.latencies)
         with_hits = sum(self.hits)
+        p50, p95 = _p50_p95(list(self.latencies))
         return RecallStats(
             count=count,
             with_hits=with_hits,
             hit_rate=round(with_hits / count, 4),
-            p50_ms=round(_percentile(ordered, 0.50) * 1000, 3) if ordered else None,
-            p95_ms=round(_percentile(ordered, 0.95) * 1000, 3) if ordered else None,
+            p50_ms=None if p50 is None else round(p50 * 1000, 3),
+            p95_ms=None if p95 is None else round(p95 * 1000, 3),
         )
 
 
-def _percentile(ordered: list[float], q: float) -> float:
-    """Nearest-rank percentile of sorted values."""
-    rank = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
-    return ordered[rank]
+def _p50_p95(values: list[float]) -> tuple[float | None, float | None]:
+    """The median and 95th percentile (interpolated; one value is both; none: None)."""
+    if len(values) < 2:
+        return (values[0], values[0]) if values else (None, None)
+    cuts = statistics.quantiles(values, n=20, method="inclusive")
+    return cuts[9], cuts[18]
 
 
 class RecallMetrics:

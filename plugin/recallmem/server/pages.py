@@ -7,6 +7,7 @@ offline. Only the files listed here are served.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from fastapi import APIRouter
@@ -14,6 +15,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 from starlette.exceptions import HTTPException
 from swagger_ui_bundle import swagger_ui_path
+
+from recallmem.limits import inspector_limits
 
 INSPECTOR = Path(__file__).with_name("static")
 SWAGGER_UI = Path(str(swagger_ui_path))
@@ -35,10 +38,18 @@ def _served(folder: Path, files: dict[str, str], name: str) -> FileResponse:
     return FileResponse(folder / name, media_type=files[name])
 
 
+def inspector_page() -> str:
+    """The inspector's page, its form fields bounded by :mod:`recallmem.limits`."""
+    page = (INSPECTOR / "index.html").read_text(encoding="utf-8")
+    for name, value in inspector_limits().items():
+        page = page.replace("{{" + name + "}}", html.escape(value))
+    return page
+
+
 @router.get("/")
-async def inspector() -> FileResponse:
+async def inspector() -> HTMLResponse:
     """The inspector page."""
-    return FileResponse(INSPECTOR / "index.html", media_type="text/html")
+    return HTMLResponse(inspector_page())
 
 
 @router.get("/static/{name}")

@@ -10,12 +10,14 @@ caller's user's entries are ever listed or retried.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict
 
+from recallmem.extraction.report import Change, ExtractionReport
 from recallmem.memory import Memory
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
@@ -94,8 +96,8 @@ class Extraction(BaseModel):
     error: str | None
 
 
-def _extraction(report: Any) -> Extraction:
-    def texts(changes: Any) -> list[str]:
+def _extraction(report: ExtractionReport) -> Extraction:
+    def texts(changes: Sequence[Change]) -> list[str]:
         return [change.fact.content for change in changes]
 
     return Extraction(
@@ -123,16 +125,13 @@ async def recent_extractions(
 ) -> list[Extraction]:
     """The latest extractions of the user's conversations run by this process, newest
     first (the process keeps the last 100 of all users)."""
-    reports = [r for r in reversed(memory.extraction.reports) if r.user_id == user]
-    return [_extraction(r) for r in reports[:limit]]
+    return [_extraction(r) for r in memory.recent_extractions(user, limit)]
 
 
 def _view(memory: Memory, user: str) -> QueueView:
-    pending: list[Any] = memory.pending(user_id=user)
-    letters: list[Any] = memory.dead_letters(user_id=user)
     return QueueView(
-        pending=[PendingWindow.model_validate(p) for p in pending],
-        dead_letters=[DeadLetterOut.model_validate(d) for d in letters],
+        pending=[PendingWindow.model_validate(p) for p in memory.pending(user_id=user)],
+        dead_letters=[DeadLetterOut.model_validate(d) for d in memory.dead_letters(user_id=user)],
     )
 
 
@@ -142,15 +141,24 @@ async def get_queue(user: UserId, memory: MemoryDep) -> QueueView:
     return await asyncio.to_thread(_view, memory, user)
 
 
-def _retry(memory: Memory, user: str, letter_id: int) -> QueueView:
-    owned = {d.id for d in memory.dead_letters(user_id=user)}
-    if letter_id not in owned:
+def _owned(memory: Memory, user: str, letter_id: int) -> None:
+    if letter_id not in {d.id for d in memory.dead_letters(user_id=user)}:
         raise ProblemError(
             404,
             "Dead letter not found",
             f"no dead letter {letter_id} for this user; list them with GET .../queue",
         )
+
+
+def _retry(memory: Memory, user: str, letter_id: int) -> QueueView:
+    _owned(memory, user, letter_id)
     memory.retry_dead_letter(letter_id)
+    return _view(memory, user)
+
+
+def _drop(memory: Memory, user: str, letter_id: int) -> QueueView:
+    _owned(memory, user, letter_id)
+    memory.drop_dead_letter(letter_id)
     return _view(memory, user)
 
 
@@ -162,3 +170,13 @@ async def retry_dead_letter(
 ) -> QueueView:
     """Queue a dead letter's messages again, due at once; returns the updated backlog."""
     return await asyncio.to_thread(_retry, memory, user, letter_id)
+
+
+@router.delete(
+    "/queue/dead-letters/{letter_id}", response_model=QueueView, summary="Discard a dead letter"
+)
+async def drop_dead_letter(
+    user: UserId, memory: MemoryDep, letter_id: Annotated[int, Path(ge=1, le=2**62)]
+) -> QueueView:
+    """Discard a dead letter for good; returns the updated backlog."""
+    return await asyncio.to_thread(_drop, memory, user, letter_id)

@@ -11,9 +11,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.portability import MAX_IMPORT_ROWS
-from recallmem.types import (
+from recallmem.limits import (
     MAX_CONTENT_CHARS,
+    MAX_ID_CHARS,
+    MAX_IMPORT_ROWS,
+    MAX_K,
+    MAX_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_SUMMARY_CHARS,
+    NOT_BLANK,
+)
+from recallmem.types import (
     Category,
     Fact,
     Profile,
@@ -22,16 +30,9 @@ from recallmem.types import (
     Status,
 )
 
-MAX_ID_CHARS = 200
-MAX_QUERY_CHARS = 1000
-MAX_SUMMARY_CHARS = 4000
-MAX_PAGE_SIZE = 200
-MAX_SEARCH_K = 50
-
-# "Has something besides whitespace", in the sense of Python's str.strip (which also
-# strips the separators U+001C-U+001F that Unicode's White_Space, and so the schema's
-# regex engine, does not count as space).
-NOT_BLANK = r"[^\s\x1c-\x1f]"
+# The bounds are recallmem.limits', shared with the library, the CLI and the inspector.
+MAX_PAGE_SIZE = MAX_PAGE
+MAX_SEARCH_K = MAX_K
 
 ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
 
@@ -109,7 +110,7 @@ class SearchRequest(_Body):
     """A recall query."""
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK)
-    k: int = Field(default=6, ge=1, le=MAX_SEARCH_K)
+    k: int | None = Field(default=None, ge=1, le=MAX_SEARCH_K, description="Default: recall_k.")
     agent_id: str | None = ScopeId
     categories: list[Category] | None = Field(default=None, max_length=len(Category))
     include_inactive: bool = False

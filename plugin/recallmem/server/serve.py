@@ -65,6 +65,7 @@ def serve(
     config: dict[str, Any] = {"chroma_url": chroma_url, "home": home}
     memory_config = MemoryConfig(**{k: v for k, v in config.items() if v is not None})
     with Memory(memory_config) as memory:
+        memory.start_background()  # a service extracts queued windows as they fall due
         if memory.store.lock is not None:  # the CLI reads it to point at this service
             url = f"http://{where.host}:{where.port}"
             memory.store.lock.announce(url, open_access=settings.open_access)

@@ -1,50 +1,35 @@
-"""Access times, buffered: recall stays a read, and the times reach Chroma in batches.
+"""Access times noted by recalls, held per user until a write carries them to Chroma.
 
-A crash loses at most the last few seconds of access times, which only feed
+A recall stays a read: it only notes ``(fact_id, timestamp)`` pairs here. The
+repository writes a user's pairs with that user's next write (under its lock) and
+everyone's at close. A crash loses the access times noted since, which only feed
 eviction order; the facts themselves are never at risk.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 from collections.abc import Iterable
-
-from recallmem.errors import StoreError
-from recallmem.store.chroma import FactStore
-
-log = logging.getLogger("recallmem.store")
-
-FLUSH_SECONDS = 10.0
 
 
 class AccessTimes:
-    """Collects ``(fact_id, timestamp)`` pairs and writes them at most every few seconds."""
+    """The latest access time of each fact recalled since the last write, per user."""
 
-    def __init__(self, store: FactStore, flush_seconds: float = FLUSH_SECONDS) -> None:
-        self._store = store
-        self._flush_seconds = flush_seconds
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending: dict[str, float] = {}
-        self._since = time.monotonic()
+        self._pending: dict[str, dict[str, float]] = {}
 
-    def add(self, touched: Iterable[tuple[str, float]]) -> None:
-        """Record accesses; writes the batch if the last write is old enough."""
+    def add(self, user_id: str, touched: Iterable[tuple[str, float]]) -> None:
+        """Note accesses of the user's facts."""
         with self._lock:
-            self._pending.update(touched)
-            due = time.monotonic() - self._since >= self._flush_seconds
-        if due:
-            self.flush()
+            self._pending.setdefault(user_id, {}).update(touched)
 
-    def flush(self) -> None:
-        """Write every buffered access time now."""
+    def take(self, user_id: str) -> list[tuple[str, float]]:
+        """The user's noted accesses, forgotten here (the caller writes them)."""
         with self._lock:
-            pending, self._pending = self._pending, {}
-            self._since = time.monotonic()
-        try:
-            self._store.touch(list(pending.items()))
-        except StoreError as exc:
-            # Recall is a read: it must keep working when the disk is full or the store
-            # refuses writes. These times only order eviction, so they are dropped.
-            log.warning("recallmem: %d access time(s) not recorded: %s", len(pending), exc)
+            return list(self._pending.pop(user_id, {}).items())
+
+    def users(self) -> list[str]:
+        """Users with noted accesses."""
+        with self._lock:
+            return list(self._pending)

@@ -66,7 +66,7 @@ def open_client(config: MemoryConfig) -> Any:
         return chromadb.PersistentClient(path=str(config.chroma_path), settings=settings)
 
 
-def open_store(config: MemoryConfig, embedder: str, dimension: int) -> FactStore:
+def open_store(config: MemoryConfig, embedder: str, dimension: int | None) -> FactStore:
     """The fact store ``config`` names; an embedded one is first locked to this process
     (:mod:`recallmem.store.lock`), and unlocked again if opening fails."""
     lock = None if config.chroma_url else acquire(config.home)
@@ -110,29 +110,39 @@ class FactStore:
         client: Any,
         prefix: str,
         embedder: str,
-        dimension: int,
+        dimension: int | None = None,
         *,
         path: Path | None = None,
         lock: HomeLock | None = None,
     ) -> None:
         self.embedder = embedder
-        self.dimension = dimension
+        self._prefix = prefix
         self.path = path
         self.lock = lock
         self.where = str(path) if path is not None else "the Chroma server"
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self._closer = weakref.finalize(self, _close, client, lock)
+        # Without a declared dimension, the store's recorded one is used, or the first
+        # write records it: opening never embeds anything (an API call for most embedders).
+        metadata: dict[str, Any] = {"embedding_model": embedder}
+        if dimension is not None:
+            metadata["embedding_dim"] = dimension
         with self._errors("open the recallmem collections"):
             self._facts = client.get_or_create_collection(
                 f"{prefix}_facts",
                 embedding_function=None,
-                metadata={"embedding_model": embedder, "embedding_dim": dimension},
+                metadata=metadata,
                 configuration={"hnsw": FACTS_HNSW},
             )
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
             )
-        self._check_embedder(prefix)
+        recorded = self._facts.metadata or {}
+        if recorded.get("embedding_model") != embedder:
+            self._mismatch(recorded, embedder, dimension)
+        self.dimension: int | None = recorded.get("embedding_dim")
+        if dimension is not None:
+            self.check_dimension(dimension)
 
     def _errors(self, action: str) -> Any:
         return store_errors(action, self.where)
@@ -141,23 +151,36 @@ class FactStore:
         """Release the Chroma client and this process's lock on the home (idempotent)."""
         self._closer()
 
-    def _check_embedder(self, prefix: str) -> None:
-        recorded = self._facts.metadata or {}
+    def _mismatch(self, recorded: dict[str, Any], embedder: str, dimension: int | None) -> None:
         model, dim = recorded.get("embedding_model"), recorded.get("embedding_dim")
-        if (model, dim) != (self.embedder, self.dimension):
-            raise EmbeddingMismatchError(
-                f"the collection '{prefix}_facts' was built with embeddings {model!r} "
-                f"({dim} dimensions) but this Memory uses {self.embedder!r} "
-                f"({self.dimension} dimensions); its vectors would be garbage. Open it with "
-                "the embeddings it was built with, or move the memory: `recallmem export` "
-                "with the old embeddings, then `recallmem import` into a new home or "
-                "collection prefix with the new ones (import re-embeds every fact)."
-            )
+        raise EmbeddingMismatchError(
+            f"the collection '{self._prefix}_facts' was built with embeddings {model!r} "
+            f"({dim} dimensions) but this Memory uses {embedder!r} "
+            f"({dimension or 'undeclared'} dimensions); its vectors would be garbage. Open it "
+            "with the embeddings it was built with, or move the memory: `recallmem export` "
+            "with the old embeddings, then `recallmem import` into a new home or "
+            "collection prefix with the new ones (import re-embeds every fact)."
+        )
+
+    def check_dimension(self, dimension: int) -> None:
+        """Refuse vectors of another size than the collection's (a read: nothing is written)."""
+        if self.dimension is not None and self.dimension != dimension:
+            self._mismatch(self._facts.metadata or {}, self.embedder, dimension)
+
+    def _record_dimension(self, dimension: int) -> None:
+        self.check_dimension(dimension)
+        if self.dimension is None:
+            with self._errors("record the embedding dimension"):
+                recorded = dict(self._facts.metadata or {})
+                self._facts.modify(metadata={**recorded, "embedding_dim": dimension})
+            self.dimension = dimension
 
     # facts ---------------------------------------------------------------
 
     def upsert(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        """Write whole fact records with their vectors."""
+        """Write whole fact records with their vectors (the first write records their size)."""
+        if len(facts):
+            self._record_dimension(int(vectors.shape[1]))
         for start in range(0, len(facts), _WRITE_BATCH):
             batch = facts[start : start + _WRITE_BATCH]
             encoded = [encode(f) for f in batch]
@@ -209,8 +232,10 @@ class FactStore:
                 rest = self._facts.get(where=scope_where(user_id), include=[], offset=_READ_PAGE)
             pages += self._pages(rest["ids"], user_id, _WHOLE)
         facts = [fact for page in pages for fact in _decoded(page)]
-        vectors = [np.asarray(page["embeddings"], dtype=np.float32) for page in pages]
-        return facts, np.concatenate([v.reshape(-1, self.dimension) for v in vectors])
+        vectors = [np.asarray(p["embeddings"], dtype=np.float32) for p in pages if len(p["ids"])]
+        if not vectors:  # no facts, and perhaps no dimension recorded yet
+            return facts, np.zeros((0, self.dimension or 0), dtype=np.float32)
+        return facts, np.concatenate(vectors)
 
     def _pages(self, ids: Sequence[str], user_id: str | None, include: list[str]) -> list[Any]:
         """Records by id, _READ_PAGE ids per call, within the user if given."""

@@ -18,11 +18,12 @@ from recallmem.errors import ExtractionError, StoreError
 CRASHING_RUN = """
 import os, sys
 from recallmem import Memory, MemoryConfig
+from recallmem.repository import FactRepository
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 
 model = FakeChatModel(responses=[sys.argv[2]])
 memory = Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings(), model=model)
-memory.put = lambda facts: os._exit(17)  # the process dies between extraction and write
+FactRepository.put = lambda self, facts: os._exit(17)  # dies between extraction and write
 memory.extract([{"role": "user", "content": "我是科技组的编辑，喜欢三千字左右的长文"}],
                user_id="ada", thread_id="t1")
 """
@@ -57,7 +58,7 @@ def test_a_crash_between_extraction_and_write_loses_nothing(
         "喜欢 3000 字左右的长文",
     }
     assert model.calls == 0 and memory.pending() == []
-    assert any(r.replayed for r in memory.extraction.reports)
+    assert any(r.replayed for r in memory.recent_extractions())
 
 
 def test_a_restart_re_sends_nothing(make_memory: MemoryFactory) -> None:
@@ -113,7 +114,7 @@ def test_a_failed_write_keeps_the_plan_and_is_replayed_without_the_model(
     make_memory: MemoryFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory, model = make_memory([reply(fact("Lives in Berlin", "identity", "I live in Berlin"))])
-    real_put, failures = memory.put, []
+    real_put, failures = memory.repository.put, []
 
     def flaky_put(facts: Any) -> None:
         if not failures:
@@ -121,7 +122,7 @@ def test_a_failed_write_keeps_the_plan_and_is_replayed_without_the_model(
             raise StoreError("disk full")
         real_put(facts)
 
-    monkeypatch.setattr(memory, "put", flaky_put)
+    monkeypatch.setattr(memory.repository, "put", flaky_put)
     memory.observe([HumanMessage("I live in Berlin")], user_id="ada", thread_id="t1")
     (failed,) = memory.flush()
     assert failed.error and "writing failed" in failed.error

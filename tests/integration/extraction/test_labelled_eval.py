@@ -19,7 +19,7 @@ def test_replayed_labelled_set_scores(home: Path) -> None:
     cases = load_cases()
     config = MemoryConfig(home=home)
     with Memory(config, embeddings=HashingEmbeddings()) as memory:
-        report = evaluate(replay_model(cases), memory, config, cases=cases)
+        report = evaluate(replay_model(cases), memory.repository, config, cases=cases)
     totals = report.totals()
     assert totals["errors"] == 0 and totals["violations"] == 0
     assert totals["precision"] >= 0.9 and totals["recall"] >= 0.9

@@ -26,7 +26,9 @@ def test_a_conversation_observed_turn_by_turn_costs_one_call_per_window(
     memory: Memory, clock: Clock
 ) -> None:
     model = FakeChatModel(responses=[reply()])
-    pipeline = ExtractionPipeline(memory, model, memory.config, clock=clock, background=False)
+    pipeline = ExtractionPipeline(
+        memory.repository, model, memory.config, clock=clock, background=False
+    )
     history: list[HumanMessage | AIMessage] = []
     for n in range(8):  # the middleware passes the whole history after every turn
         history += turn(n)
@@ -38,14 +40,16 @@ def test_a_conversation_observed_turn_by_turn_costs_one_call_per_window(
     assert model.calls == 1 and report.messages == 16 and report.usage.calls == 1
     sent = model.requests[0][-1].text
     assert all(sent.count(f"Step {n}:") == 1 for n in range(8))
-    assert pipeline.usage() == {"windows": 1, "calls": 1, "input_tokens": report.usage.input_tokens,
+    assert pipeline.backlog.usage() == {"windows": 1, "calls": 1, "input_tokens": report.usage.input_tokens,
                                 "output_tokens": report.usage.output_tokens}  # fmt: skip
     pipeline.close(timeout=5)
 
 
 def test_a_remember_request_is_extracted_at_once(memory: Memory, clock: Clock) -> None:
     model = FakeChatModel(responses=[reply(fact("对花生过敏", "identity", "我对花生过敏"))])
-    pipeline = ExtractionPipeline(memory, model, memory.config, clock=clock, background=False)
+    pipeline = ExtractionPipeline(
+        memory.repository, model, memory.config, clock=clock, background=False
+    )
     seen = pipeline.observe([HumanMessage("记住：我对花生过敏")], user_id="u1", thread_id="t1")
     assert seen.remember_request and seen.queued == 1
     (report,) = pipeline.run_due()
@@ -100,7 +104,7 @@ def test_the_prompt_does_not_grow_with_the_memory(make_memory: MemoryFactory) ->
     small, large = (m[-1].text for m in model.requests)
     assert len(re.findall(r"^\[F\d+\]", small, re.MULTILINE)) == 20
     assert len(re.findall(r"^\[F\d+\]", large, re.MULTILINE)) == 20
-    tokens = [memory.extraction.usage(user_id=u)["input_tokens"] for u in ("small", "large")]
+    tokens = [memory.extraction_usage(user_id=u)["input_tokens"] for u in ("small", "large")]
     assert abs(tokens[1] - tokens[0]) <= 0.05 * tokens[0]
 
 
@@ -182,7 +186,7 @@ def test_flushed_windows_log_a_memory_extraction_event(
             reply(fact("Wires the pump to GPIO 4", "knowledge", "the pump wiring uses GPIO 4"))
         ]
     )
-    pipeline = ExtractionPipeline(memory, model, memory.config, background=False)
+    pipeline = ExtractionPipeline(memory.repository, model, memory.config, background=False)
     pipeline.observe(turn(4), user_id="u1", thread_id="t1")
     with caplog.at_level("INFO", logger="recallmem.events"):
         (report,) = pipeline.flush()

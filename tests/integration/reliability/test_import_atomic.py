@@ -90,9 +90,9 @@ def test_a_store_failure_midway_keeps_the_view_equal_to_the_store_and_completes_
     assert listed_ids(memory, "ada") == store_ids(memory, "ada")  # the view is the store
     memory.close()
     reopened = Memory(config, embeddings=HashingEmbeddings())
-    assert reopened._repo.recovered == 2500
+    assert reopened.repository.recovered == 2500
     assert len(listed_ids(reopened, "ada")) == 2501
-    assert not reopened._repo.intents.pending()
+    assert not reopened.repository.intents.pending()
 
 
 IMPORTER = f"""
@@ -123,6 +123,6 @@ def test_kill_9_during_imports_leaves_all_rows_or_none(home: Path) -> None:
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
         for round_ in range(ROUNDS):
             outcomes.append(len(listed_ids(memory, f"user{round_}")))
-        assert not memory._repo.intents.pending()
+        assert not memory.repository.intents.pending()
     print(json.dumps({"kill9_import_rows": outcomes, "finished_before_the_kill": finished}))
     assert set(outcomes) <= {0, IMPORT_ROWS}, outcomes

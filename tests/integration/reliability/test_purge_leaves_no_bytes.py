@@ -58,7 +58,7 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     ]
     memory.import_(exported)
     memory.remember(KEPT, user_id="grace", category="preference")
-    memory._repo.access.flush()
+    memory.repository.flush_access_times()
     before = {text for texts in files_holding(home, PURGED).values() for text in texts}
     assert before >= {SAID, EDITED_TO, PROFILE}
 

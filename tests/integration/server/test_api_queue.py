@@ -82,3 +82,16 @@ def test_an_unknown_dead_letter_is_404(ada: TestClient) -> None:
     response = ada.post("/v1/users/me/queue/dead-letters/424242/retry", headers=JSON)
     assert response.status_code == 404
     assert "GET .../queue" in response.json()["detail"]
+
+
+def test_a_dead_letter_is_discarded_only_by_its_user(flaky: Memory) -> None:
+    app = create_app(flaky, token_settings())
+    ada, bob = client_for(app, ADA), client_for(app, BOB)
+    flaky.observe(TURN, user_id="ada", thread_id="t-job")
+    flaky.flush(timeout=10)
+    (letter,) = ada.get("/v1/users/me/queue").json()["dead_letters"]
+    assert bob.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}").status_code == 404
+    dropped = ada.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}")
+    assert dropped.status_code == 200 and dropped.json()["dead_letters"] == []
+    assert flaky.dead_letters() == [] and flaky.pending() == []  # gone, not queued again
+    assert ada.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}").status_code == 404

@@ -36,7 +36,7 @@ def test_a_chat_turn_with_a_secret_queues_neither_it_nor_a_digest_of_it(
     import hashlib
 
     from recallmem.server.app import create_app
-    from recallmem.server.chat_schemas import message_id
+    from recallmem.server.chat_schemas import history_message_id as message_id
     from recallmem.testing import FakeChatModel
     from serverkit import ADA, client_for, token_settings
 

@@ -121,3 +121,33 @@ def test_model_from_config() -> None:
         MemoryConfig(home="/tmp/x", llm_model="gpt-4o-mini", openai_api_key=SecretStr("sk-test"))
     )
     assert keyed is not None
+
+
+def test_the_structured_output_schema_is_the_shape_the_parser_reads() -> None:
+    import jsonschema
+    from recallmem.extraction.chain import extraction_schema
+    from recallmem.extraction.parser import (
+        CandidateFact,
+        ExtractionOutput,
+        ProfileUpdate,
+        SupersedeRequest,
+        coerce_result,
+    )
+
+    output = ExtractionOutput(
+        facts=(CandidateFact(content="Writes Go", category="knowledge", confidence=0.9,
+                             evidence="I write Go", message_ids=("m1",)),),
+        supersede=(SupersedeRequest(fact_id="F1", reason="moved", replacement="Lives in Berlin"),),
+        confirmed=("F2",),
+        todos_done=("F3",),
+        profile={"work_context": ProfileUpdate(should_update=True, summary="Go developer")},
+    )  # fmt: skip
+    wire = output.model_dump(mode="json", by_alias=True)
+    schema = extraction_schema()
+    jsonschema.validate(wire, schema)  # what the model may send under the schema...
+    parsed = coerce_result(wire)  # ...is read back whole, nothing rejected
+    assert parsed.rejected == () and ExtractionOutput(**parsed.model_dump(include=set(
+        ExtractionOutput.model_fields))) == output  # fmt: skip
+    assert schema["title"] == EXTRACTION_TOOL and "$defs" not in schema
+    with pytest.raises(jsonschema.ValidationError):  # a section the profile does not have
+        jsonschema.validate({"profile": {"hobbies": {"summary": "x"}}}, schema)

@@ -165,10 +165,10 @@ function categorySelect(id, selected) {
 
 function startEdit(fact) {
   const form = el("form", { id: "edit-form", className: "edit" },
-    el("textarea", { id: "edit-content", required: true, maxLength: 2000, rows: 3, value: fact.content }),
+    el("textarea", { id: "edit-content", required: true, maxLength: Number(document.body.dataset.maxContent), rows: 3, value: fact.content }),
     el("div", { className: "row" },
       categorySelect("edit-category", fact.category),
-      el("input", { id: "edit-reason", placeholder: "reason (optional)", maxLength: 200 }),
+      el("input", { id: "edit-reason", placeholder: "reason (optional)", maxLength: Number(document.body.dataset.maxId) }),
       el("button", { type: "submit", id: "edit-save" }, "Save"),
       el("button", { type: "button", onclick: () => guarded(() => showDetail(fact.id)) }, "Cancel"),
     ),
@@ -258,7 +258,7 @@ async function loadProfile() {
   form.replaceChildren(
     ...SECTIONS.map((name) => el("label", {}, el("span", {}, `${name.replace("_", " ")} `,
       el("span", { className: "meta" }, profile[name].updated_at ? `updated ${when(profile[name].updated_at)}` : "")),
-      el("textarea", { name, rows: 2, maxLength: 4000, value: profile[name].summary }))),
+      el("textarea", { name, rows: 2, maxLength: Number(document.body.dataset.maxSummary), value: profile[name].summary }))),
     el("button", { type: "submit" }, "Save profile"),
   );
 }

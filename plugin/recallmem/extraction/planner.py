@@ -1,0 +1,103 @@
+"""Planning one window: one model call with the related facts, then hygiene's plan.
+
+The model sees the window and only the ``max_related`` stored facts nearest to it, so
+the prompt does not grow with the size of the memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from langchain_core.runnables import Runnable
+
+from recallmem.extraction.chain import prepare
+from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
+from recallmem.extraction.parser import ExtractionResult
+from recallmem.extraction.plan import Add, Plan
+from recallmem.extraction.port import FactsPort
+from recallmem.extraction.queue import ThreadScope, Window
+from recallmem.extraction.report import Journal
+from recallmem.extraction.threads import Utterance
+from recallmem.prompts import ChatPromptSpec
+from recallmem.signals import Signals
+from recallmem.types import Fact
+
+MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size
+
+
+class Planner:
+    """Turns a claimed window into a journal: the plan and what it cost."""
+
+    def __init__(
+        self,
+        facts: FactsPort,
+        extractor: Runnable[dict[str, str], ExtractionResult],
+        *,
+        extractor_name: str,
+        prompt: ChatPromptSpec,
+        policy: Policy,
+        rules: Rules,
+        signals: Signals,
+        max_related: int = MAX_RELATED,
+    ) -> None:
+        self.facts, self.extractor, self.extractor_name = facts, extractor, extractor_name
+        self.prompt, self.policy, self.rules, self.signals = prompt, policy, rules, signals
+        self.max_related = max_related
+
+    def _related(self, scope: ThreadScope, lines: Sequence[Utterance]) -> list[Fact]:
+        rows = self.facts.nearest(
+            [u.content for u in lines],
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            k=self.max_related,
+        )
+        best: dict[str, tuple[float, Fact]] = {}
+        for fact, score in (pair for row in rows for pair in row):
+            if fact.user_id == scope.user_id and score > best.get(fact.id, (-2.0,))[0]:
+                best[fact.id] = (score, fact)
+        ranked = sorted(best.values(), key=lambda pair: -pair[0])
+        return [fact for _, fact in ranked[: self.max_related]]
+
+    def plan(self, window: Window, now: datetime) -> Journal:
+        """Call the model once for a window and vet what it proposes."""
+        scope = window.scope
+        lines = [u for u in window.messages if u.role == "user"]
+        if not lines:  # nothing the user said: nothing to remember, no call
+            return Journal(
+                plan=Plan(user_id=scope.user_id, agent_id=scope.agent_id, at=now),
+                messages=len(window.messages),
+            )
+        profile = self.facts.profile(user_id=scope.user_id, agent_id=scope.agent_id)
+        prepared = prepare(
+            window.messages,
+            self._related(scope, lines),
+            profile=profile,
+            today=now,
+            signals=self.signals,
+        )
+        result = self.extractor.invoke(prepared.inputs)
+        texts = [c.content for c in result.facts]
+        neighbours = self.facts.nearest(
+            texts, user_id=scope.user_id, agent_id=scope.agent_id, k=5
+        ) if texts else []  # fmt: skip
+        context = Context(
+            user_id=scope.user_id,
+            window=window.messages,
+            shown=prepared.fact_refs,
+            agent_id=scope.agent_id,
+            thread_id=scope.thread_id,
+            extractor=result.model_name or self.extractor_name,
+            prompt_version=self.prompt.label,
+        )
+        plan = make_plan(result, context, neighbours, policy=self.policy, now=now, rules=self.rules)
+        if plan.count(Add):
+            active = self.facts.active(user_id=scope.user_id, agent_id=scope.agent_id)
+            plan = add_evictions(plan, active, self.policy.max_facts_per_scope)
+        return Journal(
+            plan=plan,
+            usage=result.usage,
+            model=context.extractor,
+            prompt=self.prompt.label,
+            messages=len(window.messages),
+        )

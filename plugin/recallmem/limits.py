@@ -1,0 +1,117 @@
+"""Every limit and default on caller input, and the rules that check it.
+
+One definition, used by the library (:mod:`recallmem.validation`), the command line
+(which goes through the library), the HTTP API (its schemas and path parameters) and
+the inspector (its form fields are filled from here when the page is served), so all
+of them accept and refuse exactly the same inputs.
+
+>>> check_user_id("ada")
+'ada'
+>>> check_user_id("ada/admin")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spaces or '/'...
+"""
+
+from __future__ import annotations
+
+import re
+
+from recallmem.errors import InvalidInputError, MissingScopeError
+
+MAX_ID_CHARS = 200  # user, agent and thread ids, fact ids, reasons, text filters
+# A user id is a path segment of the API (/v1/users/{user}/...), so no '/' and no space;
+# \x1c-\x1f are the separators Python's str.strip removes but regex \s does not match.
+USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f]{{1,{MAX_ID_CHARS}}}$"
+# "Has something besides whitespace", in the sense of Python's str.strip.
+NOT_BLANK = r"[^\s\x1c-\x1f]"
+
+MAX_CONTENT_CHARS = 2000  # one fact is one self-contained sentence
+MAX_QUERY_CHARS = 1000  # a recall query; longer text (a whole message) is cut to this
+MAX_SUMMARY_CHARS = 4000  # one profile section
+DEFAULT_K = 6  # facts a recall returns when k is not given (MemoryConfig.recall_k)
+MAX_K = 100
+DEFAULT_PAGE = 50  # facts per listed page
+MAX_PAGE = 1000
+MAX_OFFSET = 1_000_000
+MAX_IMPORT_ROWS = 200_000
+MAX_IMPORT_ID_CHARS = 256  # a fact id in an import (the store refuses longer ones)
+DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
+
+# What the model may ask through the recall / remember tools: fewer facts and shorter
+# texts than a program may, so one tool call cannot flood the context.
+MAX_TOOL_K = 20
+MAX_TOOL_CONTENT_CHARS = 500
+
+_USER_ID = re.compile(USER_ID_PATTERN)
+
+
+def check_user_id(user_id: object) -> str:
+    """The user id, or an error naming the argument to pass and its form."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise MissingScopeError(
+            "user_id is required and must be a non-empty string: every memory belongs to "
+            "exactly one user (pass user_id=...)"
+        )
+    if not _USER_ID.fullmatch(user_id):
+        raise MissingScopeError(
+            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces or '/' (it names "
+            f"the user in API paths), got {user_id[:40]!r}"
+        )
+    return user_id
+
+
+def check_scope_id(value: object, name: str) -> str | None:
+    """An optional agent or thread id (or text filter): None, or 1 to MAX_ID_CHARS characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ID_CHARS:
+        raise InvalidInputError(
+            f"{name} must be a string of 1 to {MAX_ID_CHARS} characters, "
+            f"or None, got {str(value)[:40]!r}"
+        )
+    return value
+
+
+def _bounded(name: str, value: object, low: int, high: int, hint: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInputError(
+            f"{name} must be an integer from {low} to {high}, got {value!r}{hint}"
+        )
+    return value
+
+
+def check_k(k: object, *, most: int = MAX_K) -> int:
+    """How many facts to return: an integer from 1 to ``most``."""
+    return _bounded("k", k, 1, most)
+
+
+def check_query(query: object) -> str:
+    """A non-blank recall query within the limit, stripped."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query is empty; describe what to recall")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInputError(
+            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}. "
+            "Ask about one thing, in a sentence"
+        )
+    return query.strip()
+
+
+def check_page(limit: object, offset: object) -> tuple[int, int]:
+    """A page of a listing: ``limit`` from 1 to MAX_PAGE, ``offset`` from 0 to MAX_OFFSET."""
+    hint = "; page through longer listings with offset"
+    return _bounded("limit", limit, 1, MAX_PAGE, hint), _bounded("offset", offset, 0, MAX_OFFSET)
+
+
+def inspector_limits() -> dict[str, str]:
+    """The values the inspector's form fields carry (``{{NAME}}`` in its page)."""
+    return {
+        "MAX_ID_CHARS": str(MAX_ID_CHARS),
+        "USER_ID_PATTERN": USER_ID_PATTERN.strip("^$"),
+        "MAX_CONTENT_CHARS": str(MAX_CONTENT_CHARS),
+        "MAX_SUMMARY_CHARS": str(MAX_SUMMARY_CHARS),
+        "MAX_QUERY_CHARS": str(MAX_QUERY_CHARS),
+        "DEFAULT_K": str(DEFAULT_K),
+        "MAX_K": str(MAX_K),
+    }

@@ -1,0 +1,122 @@
+"""The memory block's templates: ``prompts/memory_block.yaml``, validated at load.
+
+Each template may use only its own placeholders and must use the ones without which
+it would drop the memory it exists to show; a bad file fails at load, naming the
+template, never at the first turn.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from recallmem.prompts import load_data, placeholders
+from recallmem.types import PROFILE_SECTIONS
+
+
+class BlockTemplates(BaseModel):
+    """``block:`` in ``prompts/memory_block.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    open: str = Field(min_length=1)
+    preamble: str = Field(min_length=1)
+    profile_header: str
+    profile_line: str
+    profile_labels: dict[str, str]
+    corrections_header: str
+    facts_header: str
+    fact_line: str
+    avoid_suffix: str
+    date_line: str
+    close: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> BlockTemplates:
+        _check(
+            {
+                "open": (self.open, {"date"}),
+                "preamble": (self.preamble, set()),
+                "profile_header": (self.profile_header, set()),
+                "profile_line": (self.profile_line, {"label", "summary"}),
+                "corrections_header": (self.corrections_header, set()),
+                "facts_header": (self.facts_header, set()),
+                "fact_line": (self.fact_line, {"category", "content"}),
+                "avoid_suffix": (self.avoid_suffix, {"source_error"}),
+                "date_line": (self.date_line, {"date", "weekday"}),
+                "close": (self.close, set()),
+            }
+        )
+        if missing := set(PROFILE_SECTIONS) - self.profile_labels.keys():
+            raise ValueError(f"profile_labels is missing {sorted(missing)}")
+        return self
+
+
+class NoteTemplates(BaseModel):
+    """``notes:`` in ``prompts/memory_block.yaml``: what the middleware adds to a turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recall_hint: str
+    recall_hint_after_fetch: str
+    recalled_open: str
+    recalled_header: str
+    recalled_empty: str
+    recalled_close: str
+    confirm_line: str
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> NoteTemplates:
+        _check(
+            {
+                "recall_hint": (self.recall_hint, {"cue"}),
+                "recall_hint_after_fetch": (self.recall_hint_after_fetch, {"cue"}),
+                "recalled_open": (self.recalled_open, {"trigger"}),
+                "recalled_header": (self.recalled_header, {"query"}),
+                "recalled_empty": (self.recalled_empty, {"query"}),
+                "recalled_close": (self.recalled_close, set()),
+                "confirm_line": (self.confirm_line, {"content"}),
+            }
+        )
+        return self
+
+
+class MemoryBlockSpec(BaseModel):
+    """``prompts/memory_block.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["memory_block"]
+    version: str = Field(min_length=1)
+    block: BlockTemplates
+    notes: NoteTemplates
+
+
+def _check(templates: dict[str, tuple[str, set[str]]]) -> None:
+    """Each template may use only its own placeholders, and must use the required ones."""
+    for name, (text, allowed) in templates.items():
+        used = placeholders(text)
+        if unknown := used - allowed:
+            raise ValueError(f"{name} uses unknown placeholders {sorted(unknown)}")
+        if missing := _REQUIRED.get(name, set()) - used:
+            raise ValueError(f"{name} must use {sorted(missing)}")
+
+
+# Without these a template would silently drop the memory it exists to show.
+_REQUIRED = {
+    "profile_line": {"summary"},
+    "fact_line": {"content"},
+    "avoid_suffix": {"source_error"},
+    "recalled_header": {"query"},
+    "confirm_line": {"content"},
+    "recall_hint": {"cue"},
+}
+
+
+@lru_cache(maxsize=8)
+def load_memory_block_spec(prompt_dir: Path | None = None) -> MemoryBlockSpec:
+    """Load and validate ``prompts/memory_block.yaml`` (cached per directory)."""
+    return load_data("memory_block", MemoryBlockSpec, prompt_dir)
