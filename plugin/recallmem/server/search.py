@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
-from recallmem.server.problems import PROBLEM_RESPONSES
+from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
 from recallmem.server.retrievals import MAX_ENTRIES_PER_USER, RetrievalEntry
 from recallmem.server.schemas import (
     MAX_SEARCH_K,
@@ -86,13 +86,16 @@ def _ranked_reason(rank: int, hit: ScoredFact, body: ExplainRequest, kth: Scored
     if rank <= body.k or kth is None:
         return f"ranked {rank}: in the top {body.k}"
     return (
-        f"ranked {rank}: below the top {body.k}; it scored {hit.score:.3f}, the {body.k}th hit "
+        f"ranked {rank}: below the top {body.k}; it scored {hit.score:.3f}, hit #{body.k} "
         f"{kth.score:.3f}{_shortfall(hit, kth)}"
     )
 
 
 @router.post(
-    "/search/explain", response_model=Explanation, summary="Where one fact ranks for a query"
+    "/search/explain",
+    response_model=Explanation,
+    summary="Where one fact ranks for a query",
+    responses={404: problem_response("No such fact for this user")},
 )
 async def explain(user: UserId, state: State, body: ExplainRequest) -> Explanation:
     """Rank the first ``MAX_SEARCH_K`` candidates for the query (no score floor) and say

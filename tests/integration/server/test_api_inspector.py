@@ -1,5 +1,5 @@
-"""The inspector's retrieval routes: weights beside the parts, "why not this one", and
-the per-turn retrieval log of chat turns."""
+"""The inspector's routes: weights beside the parts, "why not this one", the per-turn
+retrieval log of chat turns, and refused user ids explained in words."""
 
 from __future__ import annotations
 
@@ -166,3 +166,24 @@ def test_the_retrieval_log_is_bounded_per_user_and_in_users() -> None:
     assert log.recent("bob") == []  # the least recently active user went first
     assert [e.turn_id for e in log.recent("ada")][:1] == ["m5"]
     assert len(log.recent("cy")) == 1
+
+
+@pytest.mark.parametrize("user", ["ada lovelace", "x" * 201])
+def test_a_refused_user_id_is_explained_in_words(ada: TestClient, user: str) -> None:
+    response = ada.get(f"/v1/users/{user}/facts")
+    assert response.status_code == 422
+    problem = response.json()
+    [error] = problem["errors"]
+    assert error["location"] == "path.user_id"
+    assert error["message"].startswith("a user id is 1 to 200 characters with no spaces")
+    assert "pattern" not in problem["detail"] and "\\s" not in problem["detail"]
+
+
+def test_a_blank_query_says_so_without_the_regex(ada: TestClient) -> None:
+    response = ada.post("/v1/users/me/search", json={"query": "   "})
+    assert response.status_code == 422
+    [error] = response.json()["errors"]
+    assert error == {
+        "location": "body.query",
+        "message": "must contain something besides whitespace",
+    }
