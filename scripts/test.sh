@@ -5,11 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-# The inspector's browser test drives Debian's chromium (playwright downloads nothing).
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "test.sh: installing Debian's chromium for the browser test" >&2
+# The inspector's browser test drives Debian's chromium (playwright downloads nothing),
+# with a CJK font so that its screenshots show Chinese text rather than boxes.
+browser_packages=()
+command -v chromium >/dev/null 2>&1 || browser_packages+=(chromium)
+[ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ] || browser_packages+=(fonts-wqy-zenhei)
+if [ "${#browser_packages[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test.sh: installing ${browser_packages[*]} for the browser test" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${browser_packages[@]}" >/dev/null
 fi
 
 # The store contract tests also run against a Chroma server, started here on loopback

@@ -80,6 +80,7 @@ def _hit(hit: ScoredFact) -> dict[str, Any]:
         "category": hit.fact.category.value,
         "score": round(hit.score, 4),
         "parts": hit.parts.model_dump(),
+        "weights": None if hit.weights is None else hit.weights.model_dump(),
     }
 
 

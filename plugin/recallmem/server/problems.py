@@ -30,6 +30,7 @@ from recallmem.errors import (
     StoreError,
 )
 from recallmem.jsontext import UNREADABLE, why_unreadable
+from recallmem.server.schemas import MAX_ID_CHARS, NOT_BLANK
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -97,14 +98,25 @@ def _from_library(exc: RecallmemError) -> Problem:
     return Problem(status=400, title="Request failed", detail=str(exc))
 
 
-def _validation_problem(exc: RequestValidationError) -> Problem:
-    errors = [
-        FieldError(
-            location=".".join(str(part) for part in err.get("loc", ())),
-            message=str(err.get("msg", "invalid")),
+def _field_message(location: str, err: dict[str, Any]) -> str:
+    """The error in words: a refused pattern says what the field needs, never the regex."""
+    if err.get("type") != "string_pattern_mismatch":
+        return str(err.get("msg", "invalid"))
+    if location.endswith("user_id"):
+        return (
+            f"a user id is 1 to {MAX_ID_CHARS} characters with no spaces and no '/' "
+            "('me' names the user of the token)"
         )
-        for err in exc.errors()
-    ]
+    if err.get("ctx", {}).get("pattern") == NOT_BLANK:
+        return "must contain something besides whitespace"
+    return str(err.get("msg", "invalid"))
+
+
+def _validation_problem(exc: RequestValidationError) -> Problem:
+    errors = []
+    for err in exc.errors():
+        location = ".".join(str(part) for part in err.get("loc", ()))
+        errors.append(FieldError(location=location, message=_field_message(location, err)))
     listing = "; ".join(f"{e.location}: {e.message}" for e in errors[:10])
     return Problem(
         status=422,

@@ -125,6 +125,33 @@ class SearchResult(BaseModel):
     took_ms: float
 
 
+class ExplainRequest(_Body):
+    """A recall query and one fact: where does that fact rank for it, and why (all
+    candidates are ranked, with no score floor)."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK)
+    fact_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    k: int = Field(default=6, ge=1, le=MAX_SEARCH_K, description="The top k to compare with.")
+    agent_id: str | None = ScopeId
+    categories: list[Category] | None = Field(default=None, max_length=len(Category))
+    include_inactive: bool = False
+
+
+class Explanation(BaseModel):
+    """One fact's place in a recall: its rank among the first ``depth`` candidates, its
+    score parts and weights, and the score it had to beat to be in the top ``k``."""
+
+    query: str
+    fact: Fact
+    k: int
+    depth: int = Field(description="How many ranked candidates were searched for the fact.")
+    rank: int | None = Field(description="1 is best; null when not among the first depth.")
+    in_top_k: bool
+    hit: ScoredFact | None = Field(description="The fact's score, parts and weights.")
+    kth_score: float | None = Field(description="The score of the k-th hit (the bar to pass).")
+    reason: str = Field(description="Why it ranked where it did, or why it was not ranked.")
+
+
 class SectionIn(_Body):
     """One profile section's new summary."""
 

@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from recallmem.memory import Memory
 from recallmem.server.limits import BodySlots
 from recallmem.server.metrics import RecallMetrics
+from recallmem.server.retrievals import RetrievalLog
 from recallmem.server.settings import ServerSettings
 
 
@@ -26,6 +27,7 @@ class ServiceState:
     settings: ServerSettings
     model: BaseChatModel | None = None
     recalls: RecallMetrics = field(default_factory=RecallMetrics)
+    retrievals: RetrievalLog = field(default_factory=RetrievalLog)
     agent: Any = None  # the chat agent, built on first use (see .chat_agent)
     large_bodies: BodySlots = field(init=False)
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
+from recallmem.server.schemas import MAX_SEARCH_K
 from recallmem.server.settings import ServerSettings
 from recallmem.types import Source, Status
 from serverkit import ADA, LiveServer, token_settings
@@ -152,3 +153,109 @@ def test_open_mode_writes_from_the_page_pass_the_origin_and_type_rules(
         browser.close()
     [fact] = memory.list(user_id="ada")
     assert fact.pinned and fact.confirmations == 1
+
+
+def test_a_refused_open_leaves_nothing_of_the_previous_user(page: Any, memory: Memory) -> None:
+    from playwright.sync_api import expect
+
+    memory.remember("Keeps a diary in French", user_id="ada", category="identity")
+    page.click("[data-tab=memory]")
+    page.click("#filters button[type=submit]")
+    page.click("#facts .fact")
+    expect(page.locator("#edit")).to_be_visible()
+
+    page.fill("#user", "ada lovelace")  # a space: the API refuses the id
+    page.click("#connect button[type=submit]")
+    status = page.locator("#status")
+    expect(status).to_have_text(re.compile("Could not open “ada lovelace”: a user id is 1 to 200"))
+    expect(status).not_to_contain_text("pattern")
+    expect(status).to_have_class(re.compile("error"))
+    expect(page.locator("#facts .fact")).to_have_count(0)
+    for action in ("#edit", "#pin", "#delete"):
+        expect(page.locator(action)).to_have_count(0)
+    for form in ("#add-form", "#filters", "#search-form"):
+        expect(page.locator(f"{form} button[type=submit]")).to_be_disabled()
+
+    page.fill("#user", "bob")  # a real user, but not this token's
+    page.click("#connect button[type=submit]")
+    expect(status).to_have_text(re.compile("Could not open “bob”: this token is bound to user"))
+    expect(page.locator("#facts .fact")).to_have_count(0)
+    page.click("[data-tab=retrieval]")
+    expect(page.locator("#search-form button[type=submit]")).to_be_disabled()
+
+    page.fill("#user", "me")  # and back: everything works again
+    page.click("#connect button[type=submit]")
+    expect(status).to_have_text("Memory of me")
+    expect(page.locator("#search-form button[type=submit]")).to_be_enabled()
+
+
+def test_weights_and_why_not_this_one(page: Any, memory: Memory) -> None:
+    from playwright.sync_api import expect
+
+    memory.remember("Writes TypeScript reports for the front-end team", user_id="ada",
+                    category="knowledge")  # fmt: skip
+    memory.remember("Sends the quarterly reports to finance", user_id="ada", category="context")
+    page.click("[data-tab=retrieval]")
+    page.fill("#query", "TypeScript reports for the front-end team")
+    page.fill("#k", "1")
+    page.click("#search-form button[type=submit]")
+    expect(page.locator("#hits tbody tr")).to_have_count(1)
+    weights = page.locator("#weights")
+    expect(weights).to_contain_text("×0.80")  # dense
+    expect(weights).to_contain_text("score = Σ weight × part")
+    score_tip = page.locator("#hits tbody tr td").nth(1).get_attribute("title") or ""
+    assert re.fullmatch(r"(0\.\d\d×\d\.\d{3} \+ ){4}0\.\d\d×\d\.\d{3} = \d\.\d{3}", score_tip)
+
+    # the second fact is not in the top 1: pick it in the list, ask why
+    page.click("[data-tab=memory]")
+    page.locator("#facts .fact", has_text="quarterly").click()
+    page.click("#why")
+    expect(page.locator("#tab-retrieval")).to_be_visible()
+    expect(page.locator("#explain-rank")).to_contain_text("ranked 2: below the top 1; it scored")
+    expect(page.locator("#explain-rank")).to_contain_text("it loses most on dense: 0.80×")
+    expect(page.locator("#explain-parts tbody tr")).to_have_count(7)  # 5 parts, score, k-th
+    # the same by id, for the top hit
+    [top] = memory.recall("TypeScript reports for the front-end team", user_id="ada", k=1)
+    page.fill("#explain-id", top.fact.id)
+    page.click("#explain-form button[type=submit]")
+    expect(page.locator("#explain-rank")).to_have_text(
+        f"ranked 1: in the top 1 (of the first {MAX_SEARCH_K} candidates for this query)"
+    )
+
+
+def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
+    memory: Memory, live_server: type[LiveServer], tmp_path: Any
+) -> None:
+    if not shutil.which(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it as root)")
+    import httpx
+    from langchain_core.messages import AIMessage
+    from playwright.sync_api import expect, sync_playwright
+    from recallmem.testing import FakeChatModel
+
+    memory.remember("喜欢用中文写周报", user_id="ada", category="preference")
+    call = {"name": "recall", "args": {"query": "周报用什么语言"}, "id": "call-1"}
+    model = FakeChatModel(responses=[AIMessage(content="", tool_calls=[call]), "好的，用中文写。"])
+    app = create_app(memory, token_settings(), model=model)
+    with live_server(app) as url, sync_playwright() as p:
+        said = "帮我写这周的周报"
+        answer = httpx.post(f"{url}/v1/chat/stream", json={"message": said, "thread_id": "周报"},
+                            headers={"Authorization": f"Bearer {ADA}"}, timeout=30)  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport={"width": 1000, "height": 600})
+        page.set_default_timeout(15_000)
+        page.goto(url + "/")
+        page.fill("#user", "me")
+        page.fill("#token", ADA)
+        page.click("#connect button[type=submit]")
+        page.wait_for_selector("#status:has-text('Memory of me')")
+        page.click("[data-tab=turns]")
+        turn = page.locator("#turns .turn")
+        expect(turn).to_have_count(1)
+        expect(turn).to_contain_text(said)
+        expect(turn).to_contain_text("memory block injected · 1 fact(s)")
+        expect(turn).to_contain_text("recall (tool) · 1 fact(s)")
+        expect(turn.locator(".recalled li")).to_contain_text("喜欢用中文写周报")
+        page.screenshot(path=str(tmp_path / "turns.png"))
+        browser.close()

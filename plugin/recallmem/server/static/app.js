@@ -3,6 +3,8 @@
 
 const PAGE = 25;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
+const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
+const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
 const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
 
 const $ = (selector) => document.querySelector(selector);
@@ -30,6 +32,12 @@ class ApiError extends Error {
   constructor(problem) {
     super(problem.detail || problem.title || "request failed");
     this.problem = problem;
+  }
+
+  // The field errors in words when there are some (the detail wraps them in schema talk).
+  get readable() {
+    const errors = this.problem.errors || [];
+    return errors.length ? errors.map((e) => e.message).join("; ") : this.message;
   }
 }
 
@@ -136,6 +144,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
       el("button", { id: "edit", type: "button", onclick: () => startEdit(fact) }, "Edit"),
       el("button", { id: "pin", type: "button", onclick: () => guarded(() => togglePin(fact)) }, fact.pinned ? "Unpin" : "Pin"),
       el("button", { id: "delete", type: "button", className: "danger", onclick: () => guarded(() => confirmDelete(fact)) }, "Delete"),
+      el("button", { id: "why", type: "button", title: "where it ranks for the retrieval tab's query", onclick: () => whyNot(fact.id) }, "Why not?"),
     ),
     el("dl", { className: "props" }, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
     el("h3", {}, "Evidence"),
@@ -206,7 +215,7 @@ function confirmDelete(fact) {
       await api("DELETE", userPath(`/facts/${encodeURIComponent(fact.id)}${query({ purge })}`));
       say(purge ? "Erased for good." : "Deleted (kept for audit; list status 'deleted' to see it).");
       state.selected = null;
-      $("#detail").replaceChildren(el("p", { className: "muted" }, "Select a fact to see its sources, evidence and history."));
+      $("#detail").replaceChildren(el("p", { className: "muted" }, EMPTY_DETAIL));
       await loadFacts();
     });
   };
@@ -237,17 +246,108 @@ function bar(value) {
   return el("td", { className: "num" }, el("span", { className: "bar", style: `--v:${Math.max(0, Math.min(1, value))}` }), value.toFixed(3));
 }
 
+// score = Σ weight × part: the terms, for a cell's tooltip.
+function sumText(hit) {
+  if (!hit.weights) return `score ${hit.score.toFixed(3)}`;
+  const terms = PARTS.map((p) => `${hit.weights[p].toFixed(2)}×${hit.parts[p].toFixed(3)}`);
+  return `${terms.join(" + ")} = ${hit.score.toFixed(3)}`;
+}
+
+function part(hit, name) {
+  const cell = bar(hit.parts[name]);
+  if (hit.weights) cell.title = `${hit.weights[name].toFixed(2)} × ${hit.parts[name].toFixed(3)} = ${(hit.weights[name] * hit.parts[name]).toFixed(3)}`;
+  return cell;
+}
+
+function weightsRow(weights) {
+  if (!weights) return [];
+  return [el("th", { colSpan: 2 }, "weight"), ...PARTS.map((p) => el("th", { className: "num" }, `×${weights[p].toFixed(2)}`)),
+    el("th", { colSpan: 2, className: "muted" }, "score = Σ weight × part")];
+}
+
+function searchBody(extra = {}) {
+  const body = { query: $("#query").value, k: Number($("#k").value) || 8, include_inactive: $("#inactive").checked, ...extra };
+  if (state.agent) body.agent_id = state.agent;
+  return body;
+}
+
 async function search(event) {
   event.preventDefault();
-  const body = { query: $("#query").value, k: Number($("#k").value) || 8, include_inactive: $("#inactive").checked };
-  if (state.agent) body.agent_id = state.agent;
-  const result = await api("POST", userPath("/search"), body);
+  const result = await api("POST", userPath("/search"), searchBody());
   $("#search-info").textContent = `${result.hits.length} hit(s) in ${result.took_ms.toFixed(1)} ms`;
+  $("#weights").replaceChildren(...weightsRow(result.hits.length ? result.hits[0].weights : null));
   $("#hits tbody").replaceChildren(...result.hits.map((hit, n) => el("tr", {},
-    el("td", {}, n + 1), bar(hit.score), bar(hit.parts.dense), bar(hit.parts.lexical), bar(hit.parts.recency),
-    bar(hit.parts.confidence), bar(hit.parts.time), el("td", {}, hit.fact.category),
-    el("td", {}, el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content)),
+    el("td", {}, n + 1), Object.assign(bar(hit.score), { title: sumText(hit) }), ...PARTS.map((p) => part(hit, p)),
+    el("td", {}, hit.fact.category),
+    el("td", {}, el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content),
+      " ", el("button", { type: "button", className: "small", onclick: () => whyNot(hit.fact.id) }, "why")),
   )));
+}
+
+// -- why not this one -----------------------------------------------------------------
+
+function whyNot(id) {
+  openTab("retrieval");
+  $("#explain-id").value = id;
+  if (!$("#query").value.trim()) {
+    $("#explain").replaceChildren(el("p", { className: "muted" }, "Type a query above, then press Explain."));
+    $("#query").focus();
+    return;
+  }
+  guarded(explain);
+}
+
+async function explain(event) {
+  if (event) event.preventDefault();
+  if (!$("#query").value.trim()) throw new Error("type the query to explain the fact for first");
+  const result = await api("POST", userPath("/search/explain"), searchBody({ fact_id: $("#explain-id").value.trim() }));
+  const { hit } = result;
+  $("#explain").replaceChildren(
+    el("p", { id: "explain-fact" }, el("b", {}, result.fact.content), el("span", { className: "meta" }, ` · ${result.fact.category} · ${result.fact.status}`)),
+    el("p", { id: "explain-rank", className: result.in_top_k ? "in" : "out" }, result.reason,
+      el("span", { className: "meta" }, ` (of the first ${result.depth} candidates for this query)`)),
+    hit ? el("table", { id: "explain-parts", className: "hits" },
+      el("thead", {}, el("tr", {}, ["part", "weight", "value", "weight × value"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, PARTS.map((p) => el("tr", {}, el("td", {}, p), el("td", { className: "num" }, hit.weights[p].toFixed(2)),
+        bar(hit.parts[p]), el("td", { className: "num" }, (hit.weights[p] * hit.parts[p]).toFixed(3)))),
+        el("tr", { className: "total" }, el("td", {}, "score"), el("td", {}), el("td", {}), el("td", { className: "num" }, hit.score.toFixed(3))),
+        result.kth_score === null ? null
+          : el("tr", {}, el("td", {}, `score of hit #${result.k}`), el("td", {}), el("td", {}), el("td", { className: "num" }, result.kth_score.toFixed(3))),
+      ),
+    ) : null,
+  );
+}
+
+// -- turns ----------------------------------------------------------------------------
+
+function retrievalLine(entry) {
+  const what = entry.kind === "injection" ? "memory block injected" : `recall (${entry.trigger || "?"})`;
+  const bits = [what, `${entry.hits} fact(s)`];
+  if (entry.top_score !== null) bits.push(`top ${entry.top_score.toFixed(3)}`);
+  if (entry.tokens !== null) bits.push(`${entry.tokens} tokens`);
+  if (entry.injected === false) bits.push("nothing reached the model");
+  return el("li", { className: `retrieval ${entry.kind}` },
+    el("span", {}, bits.join(" · ")),
+    entry.query ? el("span", { className: "meta" }, ` for “${entry.query}”`) : null,
+    entry.error ? el("span", { className: "error" }, ` failed: ${entry.error}`) : null,
+    entry.facts.length ? el("ol", { className: "recalled" }, entry.facts.map((f) => el("li", { title: sumText(f) },
+      el("span", { className: "num" }, f.score.toFixed(3)), " ", el("span", { className: `badge cat-${f.category}` }, f.category), " ", f.content))) : null,
+  );
+}
+
+async function loadTurns() {
+  const entries = await api("GET", userPath("/retrievals"));
+  const turns = [];
+  for (const entry of entries) {
+    const last = turns[turns.length - 1];
+    if (last && last.turn_id === entry.turn_id && last.thread_id === entry.thread_id) last.entries.push(entry);
+    else turns.push({ turn_id: entry.turn_id, thread_id: entry.thread_id, message: entry.message, at: entry.at, entries: [entry] });
+  }
+  $("#turns").replaceChildren(...turns.map((turn) => el("li", { className: "turn" },
+    el("div", {}, el("b", {}, turn.message), el("span", { className: "meta" }, ` · thread ${turn.thread_id} · ${when(turn.at)}`)),
+    el("ul", { className: "queue" }, [...turn.entries].reverse().map(retrievalLine)),
+  )));
+  if (!turns.length) $("#turns").append(el("li", { className: "muted" }, "No chat turn has retrieved anything in this process yet."));
 }
 
 // -- profile ------------------------------------------------------------------------
@@ -327,7 +427,7 @@ function changeList(label, items) {
 
 // -- wiring -------------------------------------------------------------------------
 
-const loaders = { memory: loadFacts, retrieval: async () => {}, profile: loadProfile, extraction: loadExtraction };
+const loaders = { memory: loadFacts, retrieval: async () => {}, turns: loadTurns, profile: loadProfile, extraction: loadExtraction };
 
 function openTab(name) {
   document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.setAttribute("aria-selected", String(tab.dataset.tab === name)));
@@ -343,17 +443,48 @@ async function loadCategories() {
   $("#add-category").replaceChildren(...state.categories.map((c) => el("option", { value: c, selected: c === "preference" }, c)));
 }
 
-function connect(event) {
+// Nothing of the previous user stays on screen, and nothing can act on them.
+function closeUser() {
+  state.user = "";
+  state.selected = null;
+  $("#facts").replaceChildren();
+  $("#page-info").textContent = "";
+  $("#detail").replaceChildren(el("p", { className: "muted" }, EMPTY_DETAIL));
+  $("#hits tbody").replaceChildren();
+  $("#weights").replaceChildren();
+  $("#search-info").textContent = "";
+  $("#explain").replaceChildren();
+  $("#turns").replaceChildren();
+  $("#profile-form").replaceChildren();
+  for (const id of ["#metrics", "#pending", "#dead", "#extractions"]) $(id).replaceChildren();
+  setOpen(false);
+}
+
+function setOpen(open) {
+  document.querySelectorAll(".user-action").forEach((button) => { button.disabled = !open; });
+  if (!open) { $("#prev").disabled = true; $("#next").disabled = true; }
+}
+
+async function connect(event) {
   if (event) event.preventDefault();
-  state.user = $("#user").value.trim();
+  closeUser();
+  const user = $("#user").value.trim();
   state.agent = $("#agent").value.trim();
   state.token = $("#token").value;
   state.offset = 0;
-  state.selected = null;
-  localStorage.setItem("recallmem.user", state.user);
+  localStorage.setItem("recallmem.user", user);
   localStorage.setItem("recallmem.agent", state.agent);
   sessionStorage.setItem("recallmem.token", state.token);
-  if (!state.user) return;
+  if (!user) return;
+  state.user = user;
+  try {
+    await api("GET", userPath(`/facts${query({ limit: 1 })}`));  // the API's word on the user id and token
+  } catch (error) {
+    closeUser();
+    say(`Could not open “${user}”: ${error instanceof ApiError ? error.readable : error.message}`, true);
+    return;
+  }
+  setOpen(true);
   say(`Memory of ${state.user}${state.agent ? ` (agent ${state.agent})` : ""}`);
   openTab(localStorage.getItem("recallmem.tab") || "memory");
 }
@@ -368,11 +499,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#next").addEventListener("click", () => { state.offset += PAGE; guarded(loadFacts); });
   $("#add-form").addEventListener("submit", (e) => guarded(() => addFact(e)));
   $("#search-form").addEventListener("submit", (e) => guarded(() => search(e)));
+  $("#explain-form").addEventListener("submit", (e) => guarded(() => explain(e)));
   $("#profile-form").addEventListener("submit", (e) => guarded(() => saveProfile(e)));
   document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.addEventListener("click", () => openTab(tab.dataset.tab)));
   guarded(async () => {
     await loadCategories();
-    if ($("#user").value) connect();
+    if ($("#user").value) await connect();
     else say("Enter a user id (or 'me' with a user's token) and press Open.");
   });
 });
