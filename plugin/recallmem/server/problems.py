@@ -30,7 +30,7 @@ from recallmem.errors import (
     StoreError,
 )
 from recallmem.jsontext import UNREADABLE, why_unreadable
-from recallmem.server.schemas import MAX_ID_CHARS, NOT_BLANK
+from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
 
 MEDIA_TYPE = "application/problem+json"
 

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.limits import (
+    DEFAULT_K,
     MAX_CONTENT_CHARS,
     MAX_ID_CHARS,
     MAX_IMPORT_ROWS,
@@ -131,7 +132,9 @@ class ExplainRequest(_Body):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK)
     fact_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
-    k: int = Field(default=6, ge=1, le=MAX_SEARCH_K, description="The top k to compare with.")
+    k: int = Field(
+        default=DEFAULT_K, ge=1, le=MAX_SEARCH_K, description="The top k to compare with."
+    )
     agent_id: str | None = ScopeId
     categories: list[Category] | None = Field(default=None, max_length=len(Category))
     include_inactive: bool = False
