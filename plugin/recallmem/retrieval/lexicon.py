@@ -102,10 +102,6 @@ class Lexicon:
         found = self._to_chinese.get(phrase, set())
         return found if len(found) <= _MAX_TRANSLATIONS else set()
 
-    def knows(self, word: str) -> bool:
-        """Whether the dictionary has this Chinese word."""
-        return word in self._to_english
-
     def segment(self, text: str) -> list[str]:
         """Chinese runs of ``text`` cut into dictionary words (forward maximum matching);
         other units are kept as they are."""
