@@ -2,8 +2,9 @@
 
 Storage and retrieval live in :class:`~recallmem.repository.FactRepository`, extraction
 in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
-only through its own port); this class checks input, applies the configured defaults
-and hands each call to one of them.
+only through its own port). This class holds the public signatures; each method checks
+what it can in one line and hands the call to one part of :mod:`recallmem.operations`
+(reading, writing, extracting, porting) or to the repository.
 
 >>> import tempfile
 >>> from recallmem.testing import HashingEmbeddings
@@ -18,7 +19,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import tzinfo
-from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -26,30 +26,18 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
-from recallmem.extraction.backlog import NO_USAGE
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
-from recallmem.portability import ImportReport, accept_import, build_export
+from recallmem.operations.extracting import Extracting, configured_model
+from recallmem.operations.porting import Porting
+from recallmem.operations.reading import Reading
+from recallmem.operations.writing import Writing
+from recallmem.portability import ImportReport
 from recallmem.repository import FactRepository
-from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
-from recallmem.retrieval.when import user_zone
 from recallmem.store.embeddings import default_embeddings
-from recallmem.store.scrub import scrub_sqlite
-from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
-from recallmem.validation import (
-    check_fact_id,
-    check_flag,
-    check_items,
-    check_min_score,
-    check_profile,
-    check_query,
-    edit_fact,
-    new_fact,
-    optional_key,
-    parse_categories,
-    require_user,
-)
+from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
+from recallmem.validation import check_fact_id, optional_key, require_user
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -80,15 +68,15 @@ class Memory:
         embeddings: Embeddings | None = None,
         model: BaseChatModel | None = None,
     ) -> None:
-        self.config = config or MemoryConfig()
-        self.embeddings = embeddings or default_embeddings(self.config.embedder)
-        self.model = model
-        if model is None and self.config.llm_model:
-            from recallmem.extraction.chain import model_from_config
-
-            self.model = model_from_config(self.config)
-        self.weights = Weights(half_life_days=self.config.recency_half_life_days)
-        self.repository = FactRepository.open(self.config, self.embeddings)
+        self.config = config = config or MemoryConfig()
+        self.embeddings = embeddings or default_embeddings(config.embedder)
+        self.model = configured_model(model, config)
+        self.weights = Weights(half_life_days=config.recency_half_life_days)
+        self.repository = repository = FactRepository.open(config, self.embeddings)
+        self._extracting = Extracting(repository, self.model, config)
+        self._reading = Reading(repository, config, self.weights)
+        self._writing = Writing(repository, config, self._extracting)
+        self._porting = Porting(repository, config)
 
     @property
     def store(self) -> FactStore:
@@ -97,18 +85,10 @@ class Memory:
 
     # reading -----------------------------------------------------------------
 
-    def recall(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        k: int | None = None,
-        agent_id: str | None = None,
-        categories: Iterable[str | Category] | None = None,
-        min_score: float | None = None,
-        include_inactive: bool = False,
-        timezone: str | tzinfo | None = None,
-    ) -> list[ScoredFact]:
+    def recall(self, query: str, *, user_id: str, k: int | None = None, agent_id: str | None = None,
+               categories: Iterable[str | Category] | None = None, min_score: float | None = None,
+               include_inactive: bool = False, timezone: str | tzinfo | None = None,
+               ) -> list[ScoredFact]:  # fmt: skip
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
@@ -116,55 +96,31 @@ class Memory:
         (an IANA name or a ``tzinfo``; UTC if None) is the user's, where "yesterday" or
         "上周" in the query begin and end.
         """
-        query, k = check_query(query, self.config.recall_k if k is None else k)
-        user_id = require_user(user_id)
-        search = Query(
-            text=query,
-            vector=self.repository.embed_query(query),
-            agent_id=optional_key(agent_id, "agent_id"),
-            categories=parse_categories(categories),
-            include_inactive=check_flag(include_inactive, "include_inactive"),
-            k=k,
-            min_score=check_min_score(min_score),
-            timezone=user_zone(timezone),
-        )
-        return self.repository.search(user_id, search, self.weights)
+        return self._reading.recall(query, user_id=user_id, k=k, agent_id=agent_id,
+            categories=categories, min_score=min_score, include_inactive=include_inactive,
+            timezone=timezone)  # fmt: skip
 
     def revision(self, user_id: str) -> str | None:
         """A token that changes whenever the user's memory (facts or profile) changes."""
         return self.repository.revision(require_user(user_id))
 
-    def nearest(
-        self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None, k: int = 5
-    ) -> list[list[ScoredFact]]:
+    def nearest(self, texts: Sequence[str], *, user_id: str, agent_id: str | None = None,
+                k: int = 5) -> list[list[ScoredFact]]:  # fmt: skip
         """For each text, the ``k`` most similar active facts by meaning alone."""
-        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
-        rows = self.repository.nearest(list(texts), user_id=user_id, agent_id=agent_id, k=k)
-        return [
-            [ScoredFact(fact=f, score=c, parts=ScoreParts(dense=max(c, 0.0))) for f, c in row]
-            for row in rows
-        ]
+        return self._reading.nearest(texts, user_id=user_id, agent_id=agent_id, k=k)
 
     def get(self, fact_id: str, *, user_id: str | None = None) -> Fact:
         """One fact by id; with ``user_id``, only if it is that user's."""
         return self.repository.get(check_fact_id(fact_id), user_id=user_id)
 
-    def list(
-        self,
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        category: str | Category | None = None,
-        status: str | Status | None = Status.ACTIVE,
-        thread_id: str | None = None,
-        text: str | None = None,
-        limit: int = DEFAULT_PAGE,
-        offset: int = 0,
-    ) -> builtins.list[Fact]:
+    def list(self, *, user_id: str, agent_id: str | None = None,
+             category: str | Category | None = None, status: str | Status | None = Status.ACTIVE,
+             thread_id: str | None = None, text: str | None = None, limit: int = DEFAULT_PAGE,
+             offset: int = 0) -> builtins.list[Fact]:  # fmt: skip
         """The user's facts, newest first, filtered and paginated. ``status=None`` lists all."""
-        facts = self.repository.facts(require_user(user_id))
-        return select(facts, agent_id=agent_id, category=category, status=status,
-                      thread_id=thread_id, text=text, limit=limit, offset=offset)  # fmt: skip
+        return select(self.repository.facts(require_user(user_id)), agent_id=agent_id,
+            category=category, status=status, thread_id=thread_id, text=text, limit=limit,
+            offset=offset)  # fmt: skip
 
     def count(self) -> int:
         """How many facts the store holds, all users together."""
@@ -172,96 +128,50 @@ class Memory:
 
     # writing -----------------------------------------------------------------
 
-    def remember(
-        self,
-        content: str,
-        *,
-        user_id: str,
-        category: str | Category,
-        confidence: float = 0.9,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        source: Source | None = None,
-        pinned: bool = False,
-    ) -> Fact:
+    def remember(self, content: str, *, user_id: str, category: str | Category,
+                 confidence: float = 0.9, agent_id: str | None = None,
+                 thread_id: str | None = None, source: Source | None = None,
+                 pinned: bool = False) -> Fact:  # fmt: skip
         """Store one fact, or confirm the one it duplicates; returns the stored fact."""
         item = {"content": content, "category": category, "confidence": confidence,
                 "source": source, "pinned": pinned}  # fmt: skip
-        (fact,) = self.remember_many(
-            [item], user_id=user_id, agent_id=agent_id, thread_id=thread_id
-        )
-        return fact
+        facts = self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)
+        return facts[0]
 
-    def remember_many(
-        self,
-        items: Iterable[Mapping[str, Any]],
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-    ) -> builtins.list[Fact]:
+    def remember_many(self, items: Iterable[Mapping[str, Any]], *, user_id: str,
+                      agent_id: str | None = None, thread_id: str | None = None,
+                      ) -> builtins.list[Fact]:  # fmt: skip
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
         Each item is a mapping with ``content``, ``category`` and optionally
         ``confidence``, ``pinned``, ``source``. Returns the stored fact for each item.
         """
-        user_id, now = require_user(user_id), utcnow()
-        make = partial(new_fact, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
-                       now=now, secrets=self.config.secrets)  # fmt: skip
-        candidates = [make(i) for i in check_items(items)]
-        return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
+        return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
+                                           thread_id=thread_id)  # fmt: skip
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are; no dedup happens here (import's way in)."""
         self.repository.put(facts)
 
-    def update(
-        self,
-        fact_id: str,
-        *,
-        user_id: str | None = None,
-        content: str | None = None,
-        category: str | Category | None = None,
-        confidence: float | None = None,
-        pinned: bool | None = None,
-        status: str | Status | None = None,
-        reason: str | None = None,
-    ) -> Fact:
+    def update(self, fact_id: str, *, user_id: str | None = None, content: str | None = None,
+               category: str | Category | None = None, confidence: float | None = None,
+               pinned: bool | None = None, status: str | Status | None = None,
+               reason: str | None = None) -> Fact:  # fmt: skip
         """Edit a fact; new content is re-embedded and the old text kept in history."""
-        return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
-            old, now=utcnow(), content=content, category=category, confidence=confidence,
-            pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
-        ))  # fmt: skip
+        return self._writing.update(fact_id, user_id, content=content, category=category,
+            confidence=confidence, pinned=pinned, status=status, reason=reason)  # fmt: skip
 
-    def forget(
-        self,
-        fact_id: str | None = None,
-        *,
-        user_id: str | None = None,
-        thread_id: str | None = None,
-        agent_id: str | None = None,
-        purge: bool = False,
-    ) -> int:
+    def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
+               thread_id: str | None = None, agent_id: str | None = None,
+               purge: bool = False) -> int:  # fmt: skip
         """Forget one fact, or all of a user's (narrowed by thread or agent).
 
         Soft by default: facts leave recall but stay for audit and export.
         ``purge=True`` erases them with their vectors; purging a whole user also erases
         their profiles. Returns how many facts were affected.
         """
-        purge = check_flag(purge, "purge")  # purge="no" must not erase anything
-        thread_id = optional_key(thread_id, "thread_id")
-        agent_id = optional_key(agent_id, "agent_id")
-        if fact_id is not None:
-            user_id = self.get(fact_id, user_id=user_id).user_id
-        user_id = require_user(user_id)
-        if fact_id is None and self.config.queue_path.exists():
-            # Queued words of that scope would bring the facts back.
-            self.extraction.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
-        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                           agent_id=agent_id, purge=purge)  # fmt: skip
-        if purge and self._queued():
-            scrub_sqlite(self.config.queue_path)  # the words the facts came from
-        return forgotten
+        return self._writing.forget(fact_id, user_id=user_id, thread_id=thread_id,
+                                    agent_id=agent_id, purge=purge)  # fmt: skip
 
     def get_profile(self, *, user_id: str, agent_id: str | None = None) -> Profile:
         """The user's profile (empty sections if none was written)."""
@@ -270,34 +180,29 @@ class Memory:
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``)."""
-        profile = check_profile(profile, self.config.secrets)
-        self.repository.save_profile(profile)
-        return profile
+        return self._writing.set_profile(profile)
+
+    # portability -------------------------------------------------------------
 
     def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Every fact (all statuses) and profile of a user, in the versioned format."""
-        facts = self.repository.facts(require_user(user_id))
-        if (agent_id := optional_key(agent_id, "agent_id")) is not None:
-            facts = [f for f in facts if f.agent_id == agent_id]
-        profiles = self.repository.stored_profiles(user_id, agent_id)
-        return build_export(
-            user_id, facts=sorted(facts, key=lambda f: f.created_at), profiles=profiles
-        )
+        return self._porting.export(user_id, agent_id)
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""
-        checked = accept_import(data, self.repository.owners, self.config.secrets)
-        self.repository.import_facts(checked.facts, checked.profiles)
-        return checked.report()
+        return self._porting.import_(data)
 
-    # extraction ------------------------------------------------------------------
+    # extraction --------------------------------------------------------------
 
-    @cached_property
+    @property
     def extraction(self) -> ExtractionPipeline:
         """The durable extraction queue and its stages (created on first use)."""
-        from recallmem.extraction.pipeline import ExtractionPipeline
+        return self._extracting.pipeline
 
-        return ExtractionPipeline.open(self.repository, self.model, self.config)
+    @property
+    def queue_in_use(self) -> bool:
+        """Whether the extraction queue was opened here or exists on disk (reads create none)."""
+        return self._extracting.in_use
 
     def start_background(self) -> None:
         """Extract queued windows in a background thread as they fall due.
@@ -306,43 +211,34 @@ class Memory:
         ``Memory`` or reading from it never starts model calls. Without a model it does
         nothing (windows stay queued).
         """
-        if self.model is not None:
-            self.extraction.start_background()
+        self._extracting.start_background()
 
-    def observe(
-        self, messages: Sequence[Any], *, user_id: str, thread_id: str, agent_id: str | None = None
-    ) -> Observation:
+    def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
+                agent_id: str | None = None) -> Observation:  # fmt: skip
         """Queue a finished turn (or the whole conversation) for extraction; returns at once.
 
         Windows are debounced per thread and written durably before this returns.
         """
-        return self.extraction.observe(
-            messages, user_id=user_id, thread_id=thread_id, agent_id=agent_id
-        )
+        return self.extraction.observe(messages, user_id=user_id, thread_id=thread_id,
+                                       agent_id=agent_id)  # fmt: skip
 
-    def extract(
-        self, messages: Sequence[Any], *, user_id: str, thread_id: str, agent_id: str | None = None
-    ) -> ExtractionReport:
+    def extract(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
+                agent_id: str | None = None) -> ExtractionReport:  # fmt: skip
         """Extract now and report what was added, confirmed, superseded and dropped, and why."""
-        return self.extraction.extract(
-            messages, user_id=user_id, thread_id=thread_id, agent_id=agent_id
-        )
+        return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
+                                       agent_id=agent_id)  # fmt: skip
 
     def flush(self, timeout: float | None = None) -> builtins.list[ExtractionReport]:
         """Extract every pending window now, waiting at most ``timeout`` seconds."""
         return self.extraction.flush(timeout)
 
-    def _queued(self) -> bool:
-        # Reading the queue must not create it: no file means nothing was ever queued.
-        return "extraction" in self.__dict__ or self.config.queue_path.exists()
-
     def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
         """Windows waiting for extraction (with their user, thread and messages)."""
-        return self.extraction.backlog.pending(user_id=user_id) if self._queued() else []
+        return self._extracting.pending(user_id)
 
     def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
         """Windows that failed every retry, with the reason."""
-        return self.extraction.backlog.dead_letters(user_id=user_id) if self._queued() else []
+        return self._extracting.dead_letters(user_id)
 
     def retry_dead_letter(self, letter_id: int) -> None:
         """Put a dead letter back in the queue, due at once."""
@@ -352,23 +248,21 @@ class Memory:
         """Discard a dead letter for good."""
         self.extraction.backlog.drop_dead_letter(letter_id)
 
-    def recent_extractions(
-        self, user_id: str | None = None, limit: int = 20
-    ) -> builtins.list[ExtractionReport]:
+    def recent_extractions(self, user_id: str | None = None,
+                           limit: int = 20) -> builtins.list[ExtractionReport]:  # fmt: skip
         """Reports of the windows this process extracted lately, newest first."""
-        return self.extraction.reports.latest(user_id, limit) if self._queued() else []
+        return self._extracting.recent(user_id, limit)
 
     def extraction_usage(self, user_id: str | None = None) -> dict[str, int]:
         """Windows extracted, model calls and tokens, as recorded in the queue."""
-        return self.extraction.backlog.usage(user_id=user_id) if self._queued() else NO_USAGE
+        return self._extracting.usage(user_id)
 
     def close(self, timeout: float = 10.0) -> None:
         """Flush pending extraction within ``timeout`` and the noted access times.
 
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
-        if "extraction" in self.__dict__:
-            self.extraction.close(timeout)
+        self._extracting.close(timeout)
         self.repository.flush_access_times()
         self.store.close()
 

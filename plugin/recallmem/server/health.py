@@ -35,7 +35,7 @@ def service_version() -> str:
 
 def queue_problems(memory: Memory) -> list[str]:
     """What is wrong with the extraction queue (nothing when it has never been used)."""
-    if "extraction" not in memory.__dict__ and not memory.config.queue_path.exists():
+    if not memory.queue_in_use:
         return []
     try:
         memory.extraction.backlog.seconds_until_due()

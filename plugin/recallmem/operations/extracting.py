@@ -1,0 +1,96 @@
+"""The extraction pipeline as ``Memory`` sees it: opened on first use, its queue read
+without being created.
+
+Reading the queue must not create it: no file means nothing was ever queued, so the
+reads answer "nothing" until the pipeline is opened or the file exists.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from langchain_core.language_models import BaseChatModel
+
+from recallmem.config import MemoryConfig
+from recallmem.extraction.backlog import NO_USAGE
+from recallmem.repository import FactRepository
+from recallmem.store.scrub import scrub_sqlite
+
+if TYPE_CHECKING:
+    from recallmem.extraction.backlog import DeadLetter, PendingEntry
+    from recallmem.extraction.pipeline import ExtractionPipeline
+    from recallmem.extraction.report import ExtractionReport
+
+
+def configured_model(model: BaseChatModel | None, config: MemoryConfig) -> BaseChatModel | None:
+    """``model`` if given, else the one ``config.llm_model`` names (None if neither)."""
+    if model is None and config.llm_model:
+        from recallmem.extraction.chain import model_from_config
+
+        return model_from_config(config)
+    return model
+
+
+class Extracting:
+    """Opens the pipeline on first use; reads the queue only once it exists."""
+
+    def __init__(
+        self, repository: FactRepository, model: BaseChatModel | None, config: MemoryConfig
+    ) -> None:
+        self.repository = repository
+        self.model = model
+        self.config = config
+
+    @cached_property
+    def pipeline(self) -> ExtractionPipeline:
+        """The durable extraction queue and its stages (created on first use)."""
+        from recallmem.extraction.pipeline import ExtractionPipeline
+
+        return ExtractionPipeline.open(self.repository, self.model, self.config)
+
+    @property
+    def opened(self) -> bool:
+        """Whether this process has opened the pipeline."""
+        return "pipeline" in self.__dict__
+
+    @property
+    def in_use(self) -> bool:
+        """Whether the queue was opened here or exists on disk."""
+        return self.opened or self.config.queue_path.exists()
+
+    def start_background(self) -> None:
+        """Start the worker; without a model nothing starts (windows stay queued)."""
+        if self.model is not None:
+            self.pipeline.start_background()
+
+    def pending(self, user_id: str | None) -> list[PendingEntry]:
+        """Windows waiting for extraction."""
+        return self.pipeline.backlog.pending(user_id=user_id) if self.in_use else []
+
+    def dead_letters(self, user_id: str | None) -> list[DeadLetter]:
+        """Windows that failed every retry."""
+        return self.pipeline.backlog.dead_letters(user_id=user_id) if self.in_use else []
+
+    def recent(self, user_id: str | None, limit: int) -> list[ExtractionReport]:
+        """Reports of the windows this process extracted lately, newest first."""
+        return self.pipeline.reports.latest(user_id, limit) if self.in_use else []
+
+    def usage(self, user_id: str | None) -> dict[str, int]:
+        """Windows extracted, model calls and tokens, as recorded in the queue."""
+        return self.pipeline.backlog.usage(user_id=user_id) if self.in_use else NO_USAGE
+
+    def drop_queued(self, user_id: str, *, thread_id: str | None, agent_id: str | None) -> None:
+        """Drop the queued words of a scope, which would otherwise bring forgotten facts back."""
+        if self.config.queue_path.exists():
+            self.pipeline.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
+
+    def scrub(self) -> None:
+        """Leave no bytes of purged words in the queue's file."""
+        if self.in_use:
+            scrub_sqlite(self.config.queue_path)
+
+    def close(self, timeout: float) -> None:
+        """Flush pending extraction within ``timeout`` if the pipeline was opened."""
+        if self.opened:
+            self.pipeline.close(timeout)

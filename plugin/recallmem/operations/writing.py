@@ -1,0 +1,97 @@
+"""Writing a user's memory: new facts (deduplicated), edits, forgetting, profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import partial
+from typing import Any
+
+from recallmem.config import MemoryConfig
+from recallmem.operations.extracting import Extracting
+from recallmem.repository import FactRepository
+from recallmem.types import Category, Fact, Profile, Status, utcnow
+from recallmem.validation import (
+    check_fact_id,
+    check_flag,
+    check_items,
+    check_profile,
+    edit_fact,
+    new_fact,
+    optional_key,
+    require_user,
+)
+
+
+class Writing:
+    """Checks a write's input and screens it for secrets before the repository stores it."""
+
+    def __init__(
+        self, repository: FactRepository, config: MemoryConfig, extracting: Extracting
+    ) -> None:
+        self.repository = repository
+        self.config = config
+        self.extracting = extracting
+
+    def remember_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        user_id: str,
+        agent_id: str | None,
+        thread_id: str | None,
+    ) -> list[Fact]:
+        """Store many facts in one embedding batch; duplicates confirm existing facts."""
+        user_id, now = require_user(user_id), utcnow()
+        make = partial(new_fact, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+                       now=now, secrets=self.config.secrets)  # fmt: skip
+        candidates = [make(i) for i in check_items(items)]
+        return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
+
+    def update(
+        self,
+        fact_id: str,
+        user_id: str | None,
+        *,
+        content: str | None,
+        category: str | Category | None,
+        confidence: float | None,
+        pinned: bool | None,
+        status: str | Status | None,
+        reason: str | None,
+    ) -> Fact:
+        """Edit a fact; new content is re-embedded and the old text kept in history."""
+        return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
+            old, now=utcnow(), content=content, category=category, confidence=confidence,
+            pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
+        ))  # fmt: skip
+
+    def forget(
+        self,
+        fact_id: str | None,
+        *,
+        user_id: str | None,
+        thread_id: str | None,
+        agent_id: str | None,
+        purge: bool,
+    ) -> int:
+        """Forget one fact or a scope of a user's, with the queued words of that scope."""
+        purge = check_flag(purge, "purge")  # purge="no" must not erase anything
+        thread_id = optional_key(thread_id, "thread_id")
+        agent_id = optional_key(agent_id, "agent_id")
+        if fact_id is not None:
+            user_id = self.repository.get(check_fact_id(fact_id), user_id=user_id).user_id
+        user_id = require_user(user_id)
+        if fact_id is None:
+            # Queued words of that scope would bring the facts back.
+            self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
+        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        if purge:
+            self.extracting.scrub()  # the words the facts came from
+        return forgotten
+
+    def set_profile(self, profile: Profile) -> Profile:
+        """Replace the profile of ``profile.user_id`` (and ``agent_id``), screened."""
+        profile = check_profile(profile, self.config.secrets)
+        self.repository.save_profile(profile)
+        return profile
