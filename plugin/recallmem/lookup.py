@@ -16,26 +16,11 @@ True
 from __future__ import annotations
 
 from recallmem.errors import AmbiguousIdError, FactNotFoundError, InvalidInputError
-from recallmem.limits import MAX_PAGE as _PAGE  # Memory.list's largest page
 from recallmem.memory import Memory
 from recallmem.types import Fact
+from recallmem.validation import require_user
 
 _SHOWN = 10  # candidates an ambiguity error lists
-
-
-def _users_facts(memory: Memory, user_id: str) -> list[Fact]:
-    facts: list[Fact] = []
-    while True:
-        page = memory.list(user_id=user_id, status=None, limit=_PAGE, offset=len(facts))
-        facts += page
-        if len(page) < _PAGE:
-            return facts
-
-
-def _candidates(memory: Memory, prefix: str, user_id: str | None) -> list[Fact]:
-    if user_id is not None:
-        return [f for f in _users_facts(memory, user_id) if f.id.startswith(prefix)]
-    return memory.store.get(memory.store.ids_with_prefix(prefix))
 
 
 def _describe(fact: Fact) -> str:
@@ -53,9 +38,9 @@ def resolve_fact_id(memory: Memory, prefix: str, *, user_id: str | None = None) 
     prefix = prefix.strip()
     if not prefix:
         raise InvalidInputError("the fact id is empty; give the id, or any unique prefix of it")
-    if memory.store.get([prefix], user_id=user_id):  # a whole id needs no scan
-        return prefix
-    candidates = sorted(_candidates(memory, prefix, user_id), key=lambda f: f.id)
+    user_id = None if user_id is None else require_user(user_id)
+    found = memory.repository.with_id_prefix(prefix, user_id=user_id)
+    candidates = sorted(found, key=lambda f: f.id)
     if len(candidates) == 1:
         return candidates[0].id
     if not candidates:

@@ -116,6 +116,14 @@ class FactRepository:
         """The user of each stored fact among ``ids`` (any user's)."""
         return {f.id: f.user_id for f in self.store.get(ids)}
 
+    def with_id_prefix(self, prefix: str, *, user_id: str | None = None) -> list[Fact]:
+        """The fact whose id is ``prefix``, else those whose id starts with it: the user's,
+        or any user's (a scan of every id)."""
+        if user_id is None:
+            return self.store.get([prefix]) or self.store.get(self.store.ids_with_prefix(prefix))
+        facts = self.facts(user_id)
+        return [f for f in facts if f.id == prefix] or [f for f in facts if f.id.startswith(prefix)]
+
     def facts(self, user_id: str) -> list[Fact]:
         """Every fact of the user, all statuses."""
         return self.index(user_id).facts()
