@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from recallmem.text import CJK_RANGES
+
 from bench.data import Doc
 from bench.systems.base import Hit
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK = CJK_RANGES
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 

@@ -100,39 +100,59 @@ class ToolText(BaseModel):
 # Each tool response and the placeholders the tools fill in it.
 TOOL_RESPONSES: dict[str, set[str]] = {
     "recall_header": set(),
+    "recall_hit": {"n", "category", "content", "avoid"},
+    "recall_avoid": {"mistake"},
     "recall_empty": {"query"},
     "remembered": {"content", "category"},
     "confirmed": {"content", "category"},
     "error": {"problem", "next_step"},
+    "invalid_arguments": {"problems"},
+    "next_step_fix": set(),
+    "next_step_unconfigured": set(),
+    "next_step_failed": set(),
 }
 
 
+class ToolResponses(BaseModel):
+    """What the tools answer the model; ``{placeholders}`` are filled by the tools.
+
+    Every text is required, so a missing or misspelt one fails when the file loads and
+    not at the first tool call; each may use only the placeholders its tool fills
+    (``TOOL_RESPONSES``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recall_header: str = Field(description="First line of a recall with hits.")
+    recall_hit: str = Field(description="One hit: its rank, category, text, what to avoid.")
+    recall_avoid: str = Field(description="The mistake a correction replaced, for {avoid}.")
+    recall_empty: str = Field(description="A recall without hits.")
+    remembered: str = Field(description="A new fact was stored.")
+    confirmed: str = Field(description="The fact was already stored and is confirmed again.")
+    error: str = Field(description="A failed call: what happened and what to do next.")
+    invalid_arguments: str = Field(description="Arguments the tool schema refused.")
+    next_step_fix: str = Field(description="{next_step} when the arguments were at fault.")
+    next_step_unconfigured: str = Field(description="{next_step} when the run has no user.")
+    next_step_failed: str = Field(description="{next_step} when memory itself failed.")
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> ToolResponses:
+        for key, allowed in TOOL_RESPONSES.items():
+            if extra := placeholders(getattr(self, key)) - allowed:
+                raise ValueError(f"responses.{key} uses unknown placeholders {sorted(extra)}")
+        return self
+
+
 class ToolTexts(BaseModel):
-    """``prompts/tools.yaml``: the words that tell the planner when to call each tool."""
+    """``prompts/tools.yaml``: the words that tell the planner when to call each tool,
+    and what the tools answer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Literal["tools"]
     version: str
     tools: dict[str, ToolText]
-    responses: dict[str, str] = Field(
-        description="What the tools answer the model; {placeholders} filled by the tools."
-    )
-
-    @model_validator(mode="after")
-    def _every_response(self) -> ToolTexts:
-        # Checked at load, so a missing or misspelt text fails here and not at the first
-        # tool call; each may use only the placeholders its tool fills.
-        if missing := set(TOOL_RESPONSES) - set(self.responses):
-            raise ValueError(f"responses lacks {sorted(missing)}")
-        if unknown := set(self.responses) - set(TOOL_RESPONSES):
-            raise ValueError(
-                f"unknown responses {sorted(unknown)}; known: {sorted(TOOL_RESPONSES)}"
-            )
-        for key, text in self.responses.items():
-            if extra := placeholders(text) - TOOL_RESPONSES[key]:
-                raise ValueError(f"responses.{key} uses unknown placeholders {sorted(extra)}")
-        return self
+    responses: ToolResponses
 
 
 def _read_yaml(name: str, prompt_dir: Path | None) -> dict[str, Any]:

@@ -34,9 +34,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
+from recallmem.text import CJK_RANGES
 from recallmem.tokens import count_tokens
 
-_TOKEN = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]", re.IGNORECASE)
+_TOKEN = re.compile(rf"[a-z0-9]+|[{CJK_RANGES}]", re.IGNORECASE)
 
 
 class HashingEmbeddings(Embeddings):

@@ -2,7 +2,8 @@
 
 Latin text splits into lower-cased words; Chinese, Japanese and Korean text has no
 spaces, so each CJK character is a unit (and the lexical index pairs them into
-bigrams).
+bigrams). ``CJK_RANGES`` is the one rule for what counts as CJK; the stopwords and
+negations are data, in ``prompts/function_words.yaml``.
 
 >>> normalize("  Prefers  reports in CHINESE. ")
 'prefers reports in chinese'
@@ -15,90 +16,19 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Literal
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_WORD = rf"[^\W_{_CJK}]+"
-_UNIT = re.compile(rf"[{_CJK}]|{_WORD}(?:['’]{_WORD})*", re.UNICODE)
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recallmem.prompts import load_data
+
+# Kana, CJK extension A, CJK unified ideographs, Hangul syllables, compatibility ideographs:
+# the scripts written without spaces, as a regular-expression character range.
+CJK_RANGES = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = rf"[^\W_{CJK_RANGES}]+"
+_UNIT = re.compile(rf"[{CJK_RANGES}]|{_WORD}(?:['’]{_WORD})*", re.UNICODE)
+_CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")
 _SPACE_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
-
-# Function words carry no fact of their own; two facts differing only in these say the same.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "you",
-        "your",
-        "user",
-        "user's",
-        "users",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "and",
-        "or",
-        "as",
-        "by",
-        "from",
-        "that",
-        "this",
-        "it",
-        "its",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "should",
-        "can",
-        "could",
-        "about",
-        "also",
-        "very",
-        "really",
-        "just",
-    ]
-) | frozenset("的了是在和与也都很就还把被我你他她它们个这那吗呢吧啊")
-
-
-# Words that flip a statement; a difference in one of these is never a paraphrase.
-NEGATIONS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "won't",
-        "can't",
-        "cannot",
-        "shouldn't",
-        "without",
-    ]
-) | frozenset("不没别非未无")
 
 
 @lru_cache(maxsize=65536)
@@ -143,3 +73,46 @@ def mostly_cjk(text: str) -> bool:
 def content_units(text: str) -> frozenset[str]:
     """The units of a text that carry meaning (stopwords removed)."""
     return frozenset(u for u in units(text) if u not in STOPWORDS)
+
+
+def _single_units(words: list[str]) -> list[str]:
+    # A word that is not one unit as units() cuts text could never match anything.
+    for word in words:
+        if units(word) != [word]:
+            raise ValueError(f"{word!r} is not one unit as text.units() cuts it: {units(word)}")
+    if repeated := sorted({w for w in words if words.count(w) > 1}):
+        raise ValueError(f"listed twice: {repeated}")
+    return words
+
+
+class WordsByLanguage(BaseModel):
+    """English words and Chinese characters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: list[str] = Field(min_length=1)
+    zh: list[str] = Field(min_length=1)
+
+    _units = field_validator("en", "zh")(_single_units)
+
+    def all(self) -> frozenset[str]:
+        """Every entry, both languages."""
+        return frozenset(self.en) | frozenset(self.zh)
+
+
+class FunctionWordsSpec(BaseModel):
+    """``prompts/function_words.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["function_words"]
+    version: str = Field(min_length=1)
+    stopwords: WordsByLanguage
+    negations: WordsByLanguage
+
+
+_FUNCTION_WORDS = load_data("function_words", FunctionWordsSpec)
+# Function words carry no fact of their own; two facts differing only in these say the same.
+STOPWORDS = _FUNCTION_WORDS.stopwords.all()
+# Words that flip a statement; a difference in one of these is never a paraphrase.
+NEGATIONS = _FUNCTION_WORDS.negations.all()

@@ -27,6 +27,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal, Protocol
 
+from recallmem.text import CJK_RANGES
+
 log = logging.getLogger(__name__)
 
 EncodingName = Literal["cl100k_base", "o200k_base"]
@@ -138,9 +140,8 @@ class TiktokenCounter:
         return len(self.encoding.encode(text, disallowed_special=()))  # type: ignore[attr-defined]
 
 
-_CJK = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef]"
-)
+# CJK characters, and the CJK punctuation and full-width forms that cost as much.
+_CJK = re.compile(rf"[{CJK_RANGES}\u3000-\u303f\uff00-\uffef]")
 _PIECE = re.compile(r"[A-Za-z]+|\d{1,3}|\s+|[^\sA-Za-z\d]")
 
 # Fitted on ~800 mixed Chinese/English/code texts against the larger of the cl100k and

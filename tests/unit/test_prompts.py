@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from recallmem.agent.tools import format_hits
 from recallmem.errors import PromptError
 from recallmem.extraction.filter import filter_messages, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
-from recallmem.prompts import load_prompt, load_tool_texts, shipped_prompt_names
+from recallmem.prompts import load_data, load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
+from recallmem.retrieval.time_words import TimeWords, TimeWordsSpec
 from recallmem.secrets import find_secret, load_secret_rules
 from recallmem.signal_prototypes import load_prototype_stage
 from recallmem.signals import SignalKind, load_signals
+from recallmem.text import FunctionWordsSpec, content_units
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
 
@@ -90,6 +95,19 @@ def _scope_rules() -> None:
     assert "permission" in (rules.violation("The assistant may deploy without asking") or "")
 
 
+def _time_words() -> None:
+    words = TimeWords.compile(load_data("time_words", TimeWordsSpec))
+    assert words.month_of["october"] == words.month_of["oct"] == 10
+    assert words.in_month.search("camping in june") is not None
+    assert [r.unit for r in words.relative if r.pattern.search("上个月")] == ["month"]
+
+
+def _function_words() -> None:
+    spec = load_data("function_words", FunctionWordsSpec)
+    assert {"the", "on", "的"} <= spec.stopwords.all() and "no" in spec.negations.all()
+    assert content_units("The user is on the team") == {"team"}
+
+
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
@@ -99,6 +117,8 @@ LOADERS: dict[str, Callable[[], object]] = {
     "filter": _filter,
     "secrets": _secrets,
     "scope_rules": _scope_rules,
+    "time_words": _time_words,
+    "function_words": _function_words,
 }
 
 
@@ -112,13 +132,8 @@ def test_prompt_loads_and_renders(name: str) -> None:
 
 
 def test_override_directory_wins(tmp_path: Path) -> None:
-    (tmp_path / "tools.yaml").write_text(
-        "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
-        "    args: {query: q}\nresponses: {recall_header: h, recall_empty: 'none for {query}',"
-        " remembered: '{content}', confirmed: '{content} [{category}]',"
-        " error: '{problem} {next_step}'}\n",
-        encoding="utf-8",
-    )
+    tools = _shipped("tools") | {"version": "9"}
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(tools), encoding="utf-8")
     assert load_tool_texts(tmp_path).version == "9"
 
 
@@ -144,22 +159,64 @@ def test_malformed_prompts_fail_at_load(tmp_path: Path, text: str, message: str)
 
 
 @pytest.mark.parametrize(
-    ("responses", "message"),
+    ("change", "message"),
     [
-        ("{recall_header: h}", "lacks"),
-        ("{recall_header: h, recall_empty: '{query}', remembered: '{content}', confirmed: c, "
-         "error: '{problem}', recall_emtpy: x}", "unknown responses"),
-        ("{recall_header: h, recall_empty: '{who}', remembered: r, confirmed: c, error: e}",
-         "unknown placeholders"),
+        ({"recall_hit": None}, r"responses\.recall_hit\n  Field required"),
+        ({"recall_emtpy": "x"}, r"responses\.recall_emtpy\n  Extra inputs"),
+        ({"recall_empty": "none for {who}"}, "recall_empty uses unknown placeholders"),
+        ({"recall_hit": "{n}. {fact}"}, "recall_hit uses unknown placeholders"),
     ],
-)  # fmt: skip
+)
 def test_tool_responses_are_checked_when_they_load(
-    tmp_path: Path, responses: str, message: str
+    tmp_path: Path, change: dict[str, str | None], message: str
 ) -> None:
-    (tmp_path / "tools.yaml").write_text(
-        "name: tools\nversion: '9'\ntools:\n  recall:\n    description: Look things up in memory, always.\n"
-        f"    args: {{query: q}}\nresponses: {responses}\n",
-        encoding="utf-8",
-    )
+    tools = _shipped("tools")
+    responses = {k: v for k, v in (tools["responses"] | change).items() if v is not None}
+    tools["responses"] = responses
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(tools), encoding="utf-8")
     with pytest.raises(PromptError, match=message):
         load_tool_texts(tmp_path)
+
+
+def _shipped(name: str) -> dict[str, Any]:
+    text = resources.files("recallmem._prompts").joinpath(f"{name}.yaml").read_text("utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("stopwords", {"en": ["the", "a", "the"], "zh": ["的"]}, r"listed twice: \['the'\]"),
+        ("stopwords", {"en": ["as well"], "zh": ["的"]}, "'as well' is not one unit"),
+        ("stopwords", {"en": ["The"], "zh": ["的"]}, "'The' is not one unit"),
+        ("negations", {"en": ["not"], "zh": ["没有"]}, "'没有' is not one unit"),
+        ("negations", {"en": [False], "zh": ["不"]}, "valid string"),  # YAML's unquoted no
+    ],
+)
+def test_function_words_are_checked_when_they_load(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    data = _shipped("function_words") | {field: value}
+    (tmp_path / "function_words.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(PromptError, match=message):
+        load_data("function_words", FunctionWordsSpec, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("months", [["january"]] * 11, "at least 12 items"),
+        ("months", [["may"], *[[f"m{n}"] for n in range(10)], ["may"]], r"listed twice: \['may'\]"),
+        ("before_a_year", ["In"], "must be one lower-case word"),
+        ("relative", [{"unit": "day", "offset": -1, "patterns": ["(yesterday"]}], "does not compile"),
+        ("relative", [{"unit": "fortnight", "offset": -1, "patterns": ["x"]}], "unit"),
+    ],
+)  # fmt: skip
+def test_time_words_are_checked_when_they_load(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    data = _shipped("time_words") | {field: value}
+    (tmp_path / "time_words.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(PromptError, match=message):
+        load_data("time_words", TimeWordsSpec, tmp_path)

@@ -261,9 +261,9 @@ class MemoryMiddleware(AgentMiddleware):
 
     def _tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolMessage:
         log.warning("recallmem: tool %s failed: %s", request.tool_call["name"], exc, exc_info=exc)
-        text = self._tool_texts.responses["error"].format(
-            problem=f"{type(exc).__name__}: {exc}",
-            next_step="Answer without memory for now; do not retry this call.",
+        said = self._tool_texts.responses
+        text = said.error.format(
+            problem=f"{type(exc).__name__}: {exc}", next_step=said.next_step_failed
         )
         return ToolMessage(content=text, tool_call_id=request.tool_call["id"] or "",
                            name=request.tool_call["name"], status="error")  # fmt: skip

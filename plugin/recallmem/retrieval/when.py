@@ -2,10 +2,11 @@
 
 Pure and model-free. A query naming a date, a month or a year is asking about what was
 said then; ranking favours facts said in that window (``ranking.time_match``). English
-and Chinese, absolute and relative to ``now``; anything else names no window. Days,
-weeks, months and years are the user's: they start at midnight in ``now``'s timezone
-(give ``now`` in the user's zone; a naive ``now`` is taken as UTC), so "yesterday" asked
-at 23:30 in Shanghai is the Shanghai day before, whatever the date in UTC.
+and Chinese, absolute and relative to ``now`` (the words are data, in
+``prompts/time_words.yaml``); anything else names no window. Days, weeks, months and
+years are the user's: they start at midnight in ``now``'s timezone (give ``now`` in the
+user's zone; a naive ``now`` is taken as UTC), so "yesterday" asked at 23:30 in Shanghai
+is the Shanghai day before, whatever the date in UTC.
 
 >>> from datetime import UTC, datetime
 >>> now = datetime(2024, 3, 15, tzinfo=UTC)
@@ -25,53 +26,12 @@ True
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recallmem.errors import InvalidInputError
-
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
-_MONTH_OF = {name: i + 1 for i, name in enumerate(_MONTHS)} | {
-    name[:3]: i + 1 for i, name in enumerate(_MONTHS) if name != "may"
-}
-_MON = r"(" + "|".join(sorted(_MONTH_OF, key=len, reverse=True)) + r")\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"((?:19|20)\d\d)(?!\d)"
-
-_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}")
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}")
-_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(?:of\s+)?{_YEAR}")
-_ZH_DATE = re.compile(r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?")
-_ZH_MONTH = re.compile(r"(?<![\d年])(\d{1,2})\s*月(?:\s*\d{1,2}\s*[日号])?")
-# A bare number is a year only when introduced as one: "in 2023", "2023年", not "2000 dollars".
-_YEAR_ALONE = re.compile(rf"\b(?:in|since|during|of|by|before|after|year)\s+{_YEAR}|{_YEAR}\s*年")
-_IN_MONTH = re.compile(rf"\b(?:in|during|since|last|this|of)\s+{_MON}\b")
-
-_RELATIVE = (
-    (re.compile(r"\byesterday\b|昨天"), "day", -1),
-    (re.compile(r"\btoday\b|今天"), "day", 0),
-    (re.compile(r"\blast week\b|上周|上个?星期|上个?礼拜"), "week", -1),
-    (re.compile(r"\bthis week\b|这周|本周|这个?星期"), "week", 0),
-    (re.compile(r"\blast month\b|上个?月"), "month", -1),
-    (re.compile(r"\bthis month\b|这个月|本月"), "month", 0),
-    (re.compile(r"\blast year\b|去年"), "year", -1),
-    (re.compile(r"\bthis year\b|今年"), "year", 0),
-)
+from recallmem.retrieval.time_words import TIME_WORDS as _WORDS
 
 
 @dataclass(frozen=True)
@@ -129,20 +89,20 @@ def _relative(unit: str, offset: int, now: datetime) -> Window:
 
 
 def _absolute(text: str, zone: tzinfo) -> Window | None:
-    if match := _DAY_MONTH_YEAR.search(text):
+    if match := _WORDS.day_month_year.search(text):
         day, month, year = match.groups()
-        return _day(int(year), _MONTH_OF[month], int(day), zone)
-    if match := _MONTH_DAY_YEAR.search(text):
+        return _day(int(year), _WORDS.month_of[month], int(day), zone)
+    if match := _WORDS.month_day_year.search(text):
         month, day, year = match.groups()
-        return _day(int(year), _MONTH_OF[month], int(day), zone)
-    if match := _ZH_DATE.search(text):
+        return _day(int(year), _WORDS.month_of[month], int(day), zone)
+    if match := _WORDS.zh_date.search(text):
         year, month, day = match.groups()
         if day:
             return _day(int(year), int(month), int(day), zone)
         return _month(int(year), int(month), zone)
-    if match := _MONTH_YEAR.search(text):
+    if match := _WORDS.month_year.search(text):
         month, year = match.groups()
-        return _month(int(year), _MONTH_OF[month], zone)
+        return _month(int(year), _WORDS.month_of[month], zone)
     return None
 
 
@@ -160,14 +120,14 @@ def mentioned_window(text: str, now: datetime) -> Window | None:
     window = _absolute(lowered, zone)
     if window is not None:
         return window
-    for pattern, unit, offset in _RELATIVE:
-        if pattern.search(lowered):
-            return _relative(unit, offset, now)
-    if match := _YEAR_ALONE.search(lowered):
+    for phrase in _WORDS.relative:
+        if phrase.pattern.search(lowered):
+            return _relative(phrase.unit, phrase.offset, now)
+    if match := _WORDS.year_alone.search(lowered):
         return _year(int(match.group(1) or match.group(2)), zone)
-    if match := _IN_MONTH.search(lowered):
-        return Window(month=_MONTH_OF[match.group(1)], utc_offset=_offset(now))
-    if (match := _ZH_MONTH.search(lowered)) and 1 <= int(match.group(1)) <= 12:
+    if match := _WORDS.in_month.search(lowered):
+        return Window(month=_WORDS.month_of[match.group(1)], utc_offset=_offset(now))
+    if (match := _WORDS.zh_month.search(lowered)) and 1 <= int(match.group(1)) <= 12:
         return Window(month=int(match.group(1)), utc_offset=_offset(now))
     return None
 
