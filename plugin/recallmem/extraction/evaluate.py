@@ -69,7 +69,7 @@ class Seed(BaseModel):
     category: Category
 
 
-class LabelledCase(BaseModel):
+class ExtractionCase(BaseModel):
     """One labelled conversation."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,11 +93,11 @@ class LabelledSet(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     version: int
-    cases: tuple[LabelledCase, ...] = Field(min_length=1)
+    cases: tuple[ExtractionCase, ...] = Field(min_length=1)
 
     @field_validator("cases")
     @classmethod
-    def _unique_ids(cls, cases: tuple[LabelledCase, ...]) -> tuple[LabelledCase, ...]:
+    def _unique_ids(cls, cases: tuple[ExtractionCase, ...]) -> tuple[ExtractionCase, ...]:
         ids = [c.id for c in cases]
         if dupes := sorted({i for i in ids if ids.count(i) > 1}):
             raise ValueError(f"duplicate case ids: {dupes}")
@@ -109,7 +109,7 @@ def default_cases_path() -> Path:
     return Path(str(resources.files("recallmem._prompts").joinpath("evaluation/extraction.yaml")))
 
 
-def load_cases(path: Path | None = None) -> list[LabelledCase]:
+def load_cases(path: Path | None = None) -> list[ExtractionCase]:
     """Load and validate a labelled set; errors name the file and the problem."""
     path = Path(path) if path else default_cases_path()
     if not path.is_file():
@@ -235,7 +235,7 @@ def _cite_shown(recorded: str, existing: Sequence[Seed], prompt: str) -> str:
     return _EXISTING_REF.sub(cite, recorded)
 
 
-def replay_model(cases: Sequence[LabelledCase]) -> FakeChatModel:
+def replay_model(cases: Sequence[ExtractionCase]) -> FakeChatModel:
     """A fake model answering each case's prompt with the case's recorded reply.
 
     The case is recognised by its first user message (as filtered, secrets redacted);
@@ -257,7 +257,7 @@ def replay_model(cases: Sequence[LabelledCase]) -> FakeChatModel:
     return FakeChatModel(responses=[answer], cycle=True, model_name="replay")
 
 
-def _score(case: LabelledCase, report: ExtractionReport, profile_text: str) -> CaseScore:
+def _score(case: ExtractionCase, report: ExtractionReport, profile_text: str) -> CaseScore:
     stored = [(c.fact.content, c.fact.category) for c in report.added]
     proposed = stored + [(d.content, d.category) for d in report.dropped if d.category]
     hit = [any(matches(t, k, e) for e in case.expected) for t, k in stored]
@@ -299,7 +299,7 @@ def evaluate(
     facts: FactsPort,
     config: MemoryConfig,
     *,
-    cases: Sequence[LabelledCase] | None = None,
+    cases: Sequence[ExtractionCase] | None = None,
     prompt: ChatPromptSpec | None = None,
 ) -> EvalReport:
     """Run every case through the pipeline (each as its own user) and score it.

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from recallmem.retrieval.when import Window
+from recallmem.retrieval.when import TimeWindow
 from recallmem.text import mostly_cjk
 
 _DAY_SECONDS = 86400.0
@@ -92,7 +92,7 @@ def score_parts(
     weights: Weights,
     *,
     said_at: np.ndarray | None = None,
-    window: Window | None = None,
+    window: TimeWindow | None = None,
 ) -> Parts:
     """Map raw signals to [0, 1]: cosine clipped, lexical evidence (already in [0, 1],
     trusted as ``lexical_trust`` says) kept, recency halved per half-life, and (given the
@@ -131,15 +131,15 @@ def lexical_trust(same_script: np.ndarray, cosine: np.ndarray, top: int) -> np.n
     return np.where(same_script, share, 1.0).astype(np.float32)
 
 
-def time_match(said_at: np.ndarray, window: Window, after_days: float) -> np.ndarray:
+def time_match(said_at: np.ndarray, window: TimeWindow, after_days: float) -> np.ndarray:
     """1 for a time inside the window, falling linearly to 0 over ``after_days`` after it.
 
     ``said_at`` holds POSIX seconds (NaN where unknown: no match). A month-of-any-year
     window matches that calendar month in every year.
 
     >>> from datetime import UTC, datetime
-    >>> from recallmem.retrieval.when import Window
-    >>> day = Window(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
+    >>> from recallmem.retrieval.when import TimeWindow
+    >>> day = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
     >>> said = np.array([datetime(2023, 5, 1, 9, tzinfo=UTC).timestamp(),
     ...                  datetime(2023, 5, 5, tzinfo=UTC).timestamp(), np.nan])
     >>> [round(float(x), 2) for x in time_match(said, day, 7.0)]

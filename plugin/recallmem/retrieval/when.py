@@ -35,7 +35,7 @@ from recallmem.retrieval.time_words import TIME_WORDS as _WORDS
 
 
 @dataclass(frozen=True)
-class Window:
+class TimeWindow:
     """A span of time, ``[start, end)``, or a month of any year (``month``, 1-12, in the
     zone ``utc_offset`` seconds east of UTC)."""
 
@@ -45,12 +45,12 @@ class Window:
     utc_offset: float = 0.0
 
 
-def _day(year: int, month: int, day: int, zone: tzinfo) -> Window | None:
+def _day(year: int, month: int, day: int, zone: tzinfo) -> TimeWindow | None:
     try:
         start = datetime(year, month, day, tzinfo=zone)
     except ValueError:
         return None  # "31 February" names no day
-    return Window(start, _add_days(start, 1))
+    return TimeWindow(start, _add_days(start, 1))
 
 
 def _add_days(start: datetime, days: int) -> datetime:
@@ -59,27 +59,27 @@ def _add_days(start: datetime, days: int) -> datetime:
     return moved.replace(tzinfo=start.tzinfo)
 
 
-def _month(year: int, month: int, zone: tzinfo) -> Window | None:
+def _month(year: int, month: int, zone: tzinfo) -> TimeWindow | None:
     if not 1 <= month <= 12:
         return None
     start = datetime(year, month, 1, tzinfo=zone)
     end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=zone)
-    return Window(start, end)
+    return TimeWindow(start, end)
 
 
-def _year(year: int, zone: tzinfo) -> Window:
-    return Window(datetime(year, 1, 1, tzinfo=zone), datetime(year + 1, 1, 1, tzinfo=zone))
+def _year(year: int, zone: tzinfo) -> TimeWindow:
+    return TimeWindow(datetime(year, 1, 1, tzinfo=zone), datetime(year + 1, 1, 1, tzinfo=zone))
 
 
-def _relative(unit: str, offset: int, now: datetime) -> Window:
+def _relative(unit: str, offset: int, now: datetime) -> TimeWindow:
     zone = now.tzinfo or UTC
     today = datetime(now.year, now.month, now.day, tzinfo=zone)
     if unit == "day":
         start = _add_days(today, offset)
-        return Window(start, _add_days(start, 1))
+        return TimeWindow(start, _add_days(start, 1))
     if unit == "week":
         start = _add_days(today, 7 * offset - today.weekday())
-        return Window(start, _add_days(start, 7))
+        return TimeWindow(start, _add_days(start, 7))
     if unit == "month":
         index = today.year * 12 + today.month - 1 + offset
         window = _month(index // 12, index % 12 + 1, zone)
@@ -88,7 +88,7 @@ def _relative(unit: str, offset: int, now: datetime) -> Window:
     return _year(today.year + offset, zone)
 
 
-def _absolute(text: str, zone: tzinfo) -> Window | None:
+def _absolute(text: str, zone: tzinfo) -> TimeWindow | None:
     if match := _WORDS.day_month_year.search(text):
         day, month, year = match.groups()
         return _day(int(year), _WORDS.month_of[month], int(day), zone)
@@ -111,7 +111,7 @@ def _offset(now: datetime) -> float:
     return delta.total_seconds() if delta is not None else 0.0
 
 
-def mentioned_window(text: str, now: datetime) -> Window | None:
+def mentioned_window(text: str, now: datetime) -> TimeWindow | None:
     """The first time window ``text`` names, most specific form first; None if none.
 
     Windows are in ``now``'s timezone (UTC for a naive ``now``)."""
@@ -126,9 +126,9 @@ def mentioned_window(text: str, now: datetime) -> Window | None:
     if match := _WORDS.year_alone.search(lowered):
         return _year(int(match.group(1) or match.group(2)), zone)
     if match := _WORDS.in_month.search(lowered):
-        return Window(month=_WORDS.month_of[match.group(1)], utc_offset=_offset(now))
+        return TimeWindow(month=_WORDS.month_of[match.group(1)], utc_offset=_offset(now))
     if (match := _WORDS.zh_month.search(lowered)) and 1 <= int(match.group(1)) <= 12:
-        return Window(month=int(match.group(1)), utc_offset=_offset(now))
+        return TimeWindow(month=int(match.group(1)), utc_offset=_offset(now))
     return None
 
 

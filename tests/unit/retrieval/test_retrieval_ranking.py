@@ -12,9 +12,9 @@ from recallmem.retrieval.ranking import (
     time_match,
     top_k,
 )
-from recallmem.retrieval.when import Window
+from recallmem.retrieval.when import TimeWindow
 
-MAY_1 = Window(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
+MAY_1 = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC))
 
 
 def _at(*args: int) -> float:
@@ -32,10 +32,10 @@ def test_time_match_is_one_inside_and_fades_over_the_days_after() -> None:
 
 def test_a_month_window_matches_that_month_in_any_year() -> None:
     said = np.array([_at(2021, 6, 3), _at(2023, 6, 30, 23), _at(2023, 7, 1), np.nan])
-    assert time_match(said, Window(month=6), 7.0).tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert time_match(said, TimeWindow(month=6), 7.0).tolist() == [1.0, 1.0, 0.0, 0.0]
 
 
-def _parts(window: Window | None, weights: Weights) -> np.ndarray:
+def _parts(window: TimeWindow | None, weights: Weights) -> np.ndarray:
     cosine = np.array([0.60, 0.55])
     said = np.array([_at(2023, 1, 1), _at(2023, 5, 1, 10)])
     parts = score_parts(cosine, np.zeros(2), np.zeros(2), np.full(2, 0.9), weights,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from recallmem.retrieval.when import Window, mentioned_window
+from recallmem.retrieval.when import TimeWindow, mentioned_window
 
 NOW = datetime(2024, 3, 15, 12, tzinfo=UTC)  # a Friday
 
@@ -36,17 +36,17 @@ def _day(y: int, m: int, d: int) -> datetime:
 def test_windows_named_by_dates_and_relative_phrases(
     text: str, start: datetime, end: datetime
 ) -> None:
-    assert mentioned_window(text, NOW) == Window(start, end)
+    assert mentioned_window(text, NOW) == TimeWindow(start, end)
 
 
 def test_last_month_in_january_is_last_december() -> None:
     window = mentioned_window("last month", datetime(2024, 1, 10, tzinfo=UTC))
-    assert window == Window(_day(2023, 12, 1), _day(2024, 1, 1))
+    assert window == TimeWindow(_day(2023, 12, 1), _day(2024, 1, 1))
 
 
 @pytest.mark.parametrize(("text", "month"), [("camping in June?", 6), ("我10月做了什么", 10)])
 def test_a_month_without_a_year_is_that_month_of_any_year(text: str, month: int) -> None:
-    assert mentioned_window(text, NOW) == Window(month=month)
+    assert mentioned_window(text, NOW) == TimeWindow(month=month)
 
 
 @pytest.mark.parametrize(
