@@ -101,21 +101,3 @@ def test_access_times_reach_the_store_on_close(home: Path) -> None:
         mem.recall("tea", user_id="ada")
     reopened = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     assert reopened.get(fact.id).last_accessed_at is not None
-
-
-def test_large_users_are_read_and_erased_in_pages(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from recallmem.store import chroma
-
-    monkeypatch.setattr(chroma, "_READ_PAGE", 40)  # as if SQLite's variable limit were tiny
-    first = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    first.remember_many(
-        [{"content": f"Fact {n} zebra{n}", "category": "context"} for n in range(130)],
-        user_id="ada",
-    )
-    again = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    assert len(again.list(user_id="ada", limit=1000)) == 130
-    assert again.recall("zebra77", user_id="ada", k=1)[0].fact.content == "Fact 77 zebra77"
-    assert again.forget(user_id="ada", purge=True) == 130
-    assert again.store.count() == 0

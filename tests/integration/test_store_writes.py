@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import chromadb
+import numpy as np
 import pytest
 from chromadb.config import Settings
-from recallmem import Memory, MemoryConfig
-from recallmem.store.chroma import FACTS_HNSW
+from recallmem import Fact, Memory, MemoryConfig
+from recallmem.store.chroma import FACTS_HNSW, FactStore
 from recallmem.testing import HashingEmbeddings
 
 
@@ -102,17 +103,23 @@ def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
     assert late[0] in {f.id for f in reader.list(user_id="ada")}  # the token moved: reload
 
 
-def test_a_user_larger_than_a_page_loads_each_fact_with_its_own_vector(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from recallmem.store import chroma
-
-    monkeypatch.setattr(chroma, "_READ_PAGE", 10)  # a first page, then pages by id
-    writer = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    texts = [f"Fact {n} zebra{n} okapi{n * 7}" for n in range(27)]
-    writer.remember_many([{"content": t, "category": "context"} for t in texts], user_id="ada")
-    writer.remember("Someone else's fact", user_id="bob", category="context")
-    reader = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    nearest = reader.nearest(texts, user_id="ada", k=1)
-    assert [row[0].fact.content for row in nearest] == texts
-    assert all(row[0].score > 0.999 for row in nearest)
+def test_a_user_larger_than_a_page_is_read_and_erased_in_pages(home: Path) -> None:
+    # A store reading 10 records per Chroma call, as if SQLite's variable cap were tiny:
+    # a first page, the remaining ids, then pages by id; deletes go in pages too.
+    settings = Settings(anonymized_telemetry=False)
+    store = FactStore(chromadb.PersistentClient(path=str(home), settings=settings), "paged",
+                      "hashing-v1", read_page=10)  # fmt: skip
+    facts = [Fact(content=f"Fact {n} zebra{n} okapi{n * 7}", category="context", user_id="ada")
+             for n in range(27)] + [Fact(content="Someone else's", category="context", user_id="bob")]  # fmt: skip
+    texts = [f.content for f in facts]
+    vectors = np.asarray(HashingEmbeddings().embed_documents(texts), dtype=np.float32)
+    store.upsert(facts, vectors)
+    loaded, matrix = store.load_user("ada")
+    assert sorted(f.id for f in loaded) == sorted(f.id for f in facts[:27])
+    written = {f.id: vector for f, vector in zip(facts, vectors, strict=True)}
+    assert all(np.allclose(row, written[f.id]) for f, row in zip(loaded, matrix, strict=True))
+    ids = [f.id for f in facts]
+    assert len(store.get(ids, user_id="ada")) == 27 and len(store.get(ids)) == 28
+    store.delete(ids, user_id="ada")  # bob's id is in the list, but not his to erase
+    assert store.count() == 1 and store.load_user("ada")[0] == []
+    store.close()

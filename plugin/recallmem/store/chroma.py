@@ -102,7 +102,8 @@ class FactStore:
 
     ``path`` is the embedded database's directory (None for a Chroma server): writes
     check the room they need there first. ``lock`` is this process's hold on the home,
-    given back by :meth:`close` (or when the store is garbage-collected).
+    given back by :meth:`close` (or when the store is garbage-collected). ``read_page``
+    is how many records one Chroma call reads or deletes.
     """
 
     def __init__(
@@ -114,8 +115,10 @@ class FactStore:
         *,
         path: Path | None = None,
         lock: HomeLock | None = None,
+        read_page: int = _READ_PAGE,
     ) -> None:
         self.embedder = embedder
+        self.read_page = read_page
         self._prefix = prefix
         self.path = path
         self.lock = lock
@@ -220,16 +223,18 @@ class FactStore:
         """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""
         # A `where` get scans the whole collection (Chroma groups every record with its
         # metadata, then filters), and each page of a paged one scans it again. So: one
-        # page in one call, which is every user up to _READ_PAGE facts; a larger user
+        # page in one call, which is every user up to read_page facts; a larger user
         # has the rest of its ids listed by one more scan, then read by id in pages.
         with self._errors(f"read the facts of user {user_id!r}"):
             first = self._facts.get(
-                where=scope_where(user_id), include=_WHOLE, limit=_READ_PAGE, offset=0
+                where=scope_where(user_id), include=_WHOLE, limit=self.read_page, offset=0
             )
         pages = [first]
-        if len(first["ids"]) == _READ_PAGE:
+        if len(first["ids"]) == self.read_page:
             with self._errors(f"list the facts of user {user_id!r}"):
-                rest = self._facts.get(where=scope_where(user_id), include=[], offset=_READ_PAGE)
+                rest = self._facts.get(
+                    where=scope_where(user_id), include=[], offset=self.read_page
+                )
             pages += self._pages(rest["ids"], user_id, _WHOLE)
         facts = [fact for page in pages for fact in _decoded(page)]
         vectors = [np.asarray(p["embeddings"], dtype=np.float32) for p in pages if len(p["ids"])]
@@ -238,14 +243,14 @@ class FactStore:
         return facts, np.concatenate(vectors)
 
     def _pages(self, ids: Sequence[str], user_id: str | None, include: list[str]) -> list[Any]:
-        """Records by id, _READ_PAGE ids per call, within the user if given."""
+        """Records by id, read_page ids per call, within the user if given."""
         where = scope_where(user_id) if user_id is not None else None
         pages = []
-        for start in range(0, len(ids), _READ_PAGE):
+        for start in range(0, len(ids), self.read_page):
             with self._errors("read facts from Chroma"):
                 pages.append(
                     self._facts.get(
-                        ids=list(ids[start : start + _READ_PAGE]), where=where, include=include
+                        ids=list(ids[start : start + self.read_page]), where=where, include=include
                     )
                 )
         return pages
@@ -269,10 +274,10 @@ class FactStore:
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> None:
         """Erase facts and their vectors; only the user's own ids are touched."""
-        for start in range(0, len(ids), _READ_PAGE):
+        for start in range(0, len(ids), self.read_page):
             with self._errors("delete facts from Chroma"):
                 self._facts.delete(
-                    ids=list(ids[start : start + _READ_PAGE]), where=scope_where(user_id)
+                    ids=list(ids[start : start + self.read_page]), where=scope_where(user_id)
                 )
 
     def probe(self) -> None:
