@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
+from recallmem.embedders import default_embeddings
 from recallmem.extraction.backlog import NO_USAGE
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
@@ -34,7 +35,6 @@ from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
-from recallmem.store.embeddings import default_embeddings
 from recallmem.store.scrub import scrub_sqlite
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, Source, Status, utcnow
 from recallmem.validation import (

@@ -32,12 +32,12 @@ from langchain_core.embeddings import Embeddings
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
+from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import DiskFullError, FactNotFoundError, StoreError
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_store
-from recallmem.store.embeddings import embed_matrix, embed_query_vector, embedder_name
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
 from recallmem.store.scrub import scrub_chroma
