@@ -12,7 +12,7 @@ in a preparation is raised when the caller reaches that item, and once the calle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -22,7 +22,7 @@ Prepared = TypeVar("Prepared")
 
 def prepared_ahead(
     items: Sequence[Item], prepare: Callable[[Item], Prepared]
-) -> Iterator[tuple[Item, Prepared]]:
+) -> Generator[tuple[Item, Prepared], None, None]:
     """Each item with ``prepare(item)``, the next one prepared while this one is used.
 
     A single item is prepared on the caller's thread: there is nothing to overlap.
