@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from recallmem.store.embeddings import UniversalSentenceEncoder, normalize_rows
+from recallmem.embedders import UniversalSentenceEncoder, normalize_rows
 
 from bench.bilingual_data import Question, User
 from bench.data import REPO_ROOT, Doc

@@ -19,8 +19,7 @@ DATASETS = ("locomo-fact", "madial")
 
 def embedders(quick: bool = False, write: bool = True) -> dict[str, Any]:
     """Run both embedders on both datasets; print and (optionally) write the section."""
-    from recallmem.store.e5 import MultilingualE5Small
-    from recallmem.store.embeddings import UniversalSentenceEncoder
+    from recallmem.embedders import MultilingualE5Small, UniversalSentenceEncoder
 
     candidates = {
         "USE (default)": UniversalSentenceEncoder(),

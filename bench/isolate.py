@@ -31,7 +31,7 @@ class Job:
 
 def run_job(job: Job) -> RunResult:
     """Run ``job`` in this process."""
-    from recallmem.store.embeddings import UniversalSentenceEncoder
+    from recallmem.embedders import UniversalSentenceEncoder
 
     dataset = load_dataset(job.dataset, job.split, job.max_corpora)
     embeddings = BatchCachedEncoder() if job.cache_documents else UniversalSentenceEncoder()

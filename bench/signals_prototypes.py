@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from recallmem.embedders import UniversalSentenceEncoder, embed_matrix
 from recallmem.signals import SignalKind
-from recallmem.store.embeddings import UniversalSentenceEncoder, embed_matrix
 
 from bench.signal_cases import LabelledCase
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
-from recallmem.store.embeddings import UniversalSentenceEncoder
+from recallmem.embedders import UniversalSentenceEncoder
 
 from bench.data import Doc
 

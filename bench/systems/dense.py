@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from recallmem.store.embeddings import embed_matrix, embed_query_vector
+from recallmem.embedders import embed_matrix, embed_query_vector
 
 from bench.data import Doc
 from bench.systems.base import Hit

@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
+from recallmem.embedders import default_embeddings
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.operations.extracting import Extracting, configured_model
@@ -35,7 +36,6 @@ from recallmem.operations.writing import Writing
 from recallmem.portability import ImportReport
 from recallmem.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
-from recallmem.store.embeddings import default_embeddings
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 from recallmem.validation import check_fact_id, optional_key, require_user
 

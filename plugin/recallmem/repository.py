@@ -23,21 +23,22 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.ahead import prepared_ahead
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
+from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import DiskFullError, FactNotFoundError, StoreError
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_store
-from recallmem.store.embeddings import embed_matrix, embed_query_vector, embedder_name
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
 from recallmem.store.scrub import scrub_chroma
@@ -45,7 +46,9 @@ from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
-_MERGE_BATCH = 1000  # facts compared with each other as one matrix
+# Facts embedded, folded and written as one step; the next step is embedded meanwhile
+# (recallmem.ahead). Smaller steps overlap more but pay Chroma's per-call cost more often.
+_WRITE_STEP = 50
 
 
 class FactRepository:
@@ -263,18 +266,18 @@ class FactRepository:
 
         Returns, per candidate, the stored fact it became.
         """
+        steps = [candidates[s : s + _WRITE_STEP] for s in range(0, len(candidates), _WRITE_STEP)]
         results: list[Fact] = []
-        for start in range(0, len(candidates), _MERGE_BATCH):
-            batch = candidates[start : start + _MERGE_BATCH]
-            results += self._remember_batch(batch, threshold=threshold, now=now)
+        with closing(prepared_ahead(steps, lambda s: self.embed([c.content for c in s]))) as ready:
+            for step, vectors in ready:
+                results += self._remember_batch(step, vectors, threshold=threshold, now=now)
         return results
 
     def _remember_batch(
-        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
+        self, candidates: Sequence[Fact], vectors: np.ndarray, *, threshold: float, now: datetime
     ) -> list[Fact]:
-        # A batch is compared with itself as one matrix, so its size bounds time and memory;
-        # later batches see earlier ones through the index.
-        vectors = self.embed([c.content for c in candidates])
+        # A step is compared with itself as one matrix; later steps see earlier ones through
+        # the index. Each step is a whole write (Chroma, revision, index) of its own.
         with self._writing(candidates[0].user_id) as index:
             neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)
             merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)

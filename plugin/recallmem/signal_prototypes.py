@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.embedders.use import UniversalSentenceEncoder
+from recallmem.embedders.vectors import embed_matrix
 from recallmem.prompts import load_data
 from recallmem.signal_kinds import Language, SignalKind
 from recallmem.text import has_cjk
@@ -112,14 +114,11 @@ class PrototypeStage:
 
     def _encoder(self) -> Embeddings:
         if self._embeddings is None:
-            from recallmem.store.embeddings import UniversalSentenceEncoder
-
+            # USE is the encoder the prototypes and margins were tuned on.
             self._embeddings = UniversalSentenceEncoder()
         return self._embeddings
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        from recallmem.store.embeddings import embed_matrix
-
         return embed_matrix(self._encoder(), texts)
 
     def _prototypes(self, kind: str, lang: Language) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
-from recallmem.store.embeddings import UniversalSentenceEncoder, embed_matrix
+from recallmem.embedders import UniversalSentenceEncoder, embed_matrix
 
 PAIRS = [
     json.loads(line)

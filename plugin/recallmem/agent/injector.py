@@ -25,6 +25,7 @@ from recallmem.agent.messages import (
     marker,
 )
 from recallmem.agent.scope import Scope
+from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
 from recallmem.limits import MAX_QUERY_CHARS
@@ -37,7 +38,6 @@ from recallmem.retrieval.injection import (
     render_recalled,
 )
 from recallmem.signals import Signals
-from recallmem.store.embeddings import recall_floor
 from recallmem.tokens import TokenCounter
 from recallmem.types import Category, Fact, Profile, ScoredFact
 

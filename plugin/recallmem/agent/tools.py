@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from recallmem.agent.scope import resolve_scope
+from recallmem.embedders import recall_floor
 from recallmem.errors import MissingScopeError, RecallmemError
 from recallmem.limits import MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.quoting import quote_text
 from recallmem.secrets import redact
-from recallmem.store.embeddings import recall_floor
 from recallmem.types import Category, ScoredFact
 
 

@@ -375,7 +375,7 @@ def test_the_floor_figure_is_drawn_from_the_payload(tmp_path: Path) -> None:
 def test_run_encoder_embeds_each_text_once_and_keeps_vectors_between_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from recallmem.store.embeddings import UniversalSentenceEncoder
+    from recallmem.embedders import UniversalSentenceEncoder
 
     from bench.bilingual_cache import RunEncoder
 

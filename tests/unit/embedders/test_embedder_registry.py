@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from recallmem.config import MemoryConfig
+from recallmem.embedders import UniversalSentenceEncoder
+from recallmem.embedders.registry import ENTRY_POINT_GROUP, installed_embedders, load_embedder
 from recallmem.errors import InvalidInputError, RecallmemError
 from recallmem.memory import Memory
-from recallmem.store.embeddings import UniversalSentenceEncoder
-from recallmem.store.registry import ENTRY_POINT_GROUP, installed_embedders, load_embedder
 from recallmem.testing import HashingEmbeddings
 
 
@@ -25,7 +25,7 @@ def install_fake_package(site: Path, name: str, entries: dict[str, str]) -> None
 def test_the_built_ins_are_registered_by_entry_point() -> None:
     installed = installed_embedders()
     assert {"use", "e5"} <= set(installed)
-    assert installed["use"][0].value == "recallmem.store.embeddings:UniversalSentenceEncoder"
+    assert installed["use"][0].value == "recallmem.embedders.use:UniversalSentenceEncoder"
     assert isinstance(load_embedder("use"), UniversalSentenceEncoder)
     assert isinstance(load_embedder(" USE "), UniversalSentenceEncoder)
 
@@ -54,7 +54,7 @@ def test_a_name_claimed_twice_or_a_non_embedder_is_refused(
 ) -> None:
     site = tmp_path / "site"
     install_fake_package(site, "pkg_a", {"dup": "recallmem.testing:HashingEmbeddings"})
-    install_fake_package(site, "pkg_b", {"dup": "recallmem.store.embeddings:UniversalSentenceEncoder",
+    install_fake_package(site, "pkg_b", {"dup": "recallmem.embedders.use:UniversalSentenceEncoder",
                                          "wrong": "recallmem.config:MemoryConfig"})  # fmt: skip
     monkeypatch.syspath_prepend(str(site))
     with pytest.raises(RecallmemError, match="registered twice") as refused:
@@ -65,7 +65,7 @@ def test_a_name_claimed_twice_or_a_non_embedder_is_refused(
 
 
 def test_no_registered_embedders_at_all_says_to_reinstall(monkeypatch: pytest.MonkeyPatch) -> None:
-    import recallmem.store.registry as registry
+    import recallmem.embedders.registry as registry
 
     monkeypatch.setattr(registry, "entry_points", lambda group: [])
     with pytest.raises(RecallmemError, match="reinstall it"):

