@@ -1,15 +1,15 @@
 """The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
 
-Two collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector)
-and ``<prefix>_scopes`` (per user: a revision token that changes on every write, and
-the profiles). We always pass our own vectors: Chroma is never given the chance to
-fall back to its default embedding function, which would try to download a model.
+Collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector),
+``<prefix>_scopes`` (the profiles) and ``<prefix>_revisions`` (each user's write
+sequence, :mod:`recallmem.store.revisions`). We always pass our own vectors: Chroma
+is never given the chance to fall back to its default embedding function, which would
+try to download a model.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +24,7 @@ from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.lock import HomeLock, acquire
+from recallmem.store.revisions import Revisions
 from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
@@ -137,6 +138,7 @@ class FactStore:
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
             )
+        self.revisions = Revisions(client, prefix, self.where)  # store/revisions.py
         recorded = self._facts.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)
@@ -282,6 +284,7 @@ class FactStore:
             self._facts.get(limit=1, include=["documents", "metadatas"])
         with self._errors("read a scope record"):
             self._scopes.get(limit=1, include=["metadatas"])
+        self.revisions.probe()
 
     def count(self) -> int:
         """How many facts the collection holds, all users together."""
@@ -289,24 +292,6 @@ class FactStore:
             return int(self._facts.count())
 
     # scopes: revisions and profiles ---------------------------------------
-
-    def revision(self, user_id: str) -> str | None:
-        """The user's current revision token, or None if the user never wrote."""
-        with self._errors("read a revision token"):
-            got = self._scopes.get(ids=[_rev_id(user_id)], include=["metadatas"])
-        metas = got["metadatas"]
-        return str(metas[0]["revision"]) if metas else None
-
-    def bump_revision(self, user_id: str) -> str:
-        """Mark the user's memory as changed; other processes reload it on next recall."""
-        token = uuid.uuid4().hex
-        with self._errors("write a revision token"):
-            self._scopes.upsert(
-                ids=[_rev_id(user_id)],
-                embeddings=[_SCOPE_VECTOR],
-                metadatas=[{"user_id": user_id, "kind": "revision", "revision": token}],
-            )
-        return token
 
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
         """The stored profile of a user (and agent), if any."""
@@ -341,11 +326,6 @@ def _decoded(page: Any) -> list[Fact]:
         decode(i, d, m)
         for i, d, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
     ]
-
-
-def _rev_id(user_id: str) -> str:
-    # json.dumps quotes the id, so "a:b" and a crafted "a" + ":b" cannot collide.
-    return "rev:" + json.dumps(user_id)
 
 
 def _profile_id(user_id: str, agent_id: str | None) -> str:
