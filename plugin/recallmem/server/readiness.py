@@ -3,7 +3,7 @@
 - Liveness says this worker process answers; it touches no store, so an unreachable
   Chroma server never gets healthy workers restarted.
 - Readiness says whether this worker can serve memory now: the store answers a read of
-  each collection (facts, profiles, revisions) within the timeout, and the process
+  each collection (facts; profiles and revisions) within the timeout, and the process
   holds what it must (an embedded store: this process owns the home's lock; a Chroma
   server: no lock, the server serialises writers). ``503`` with the same body when
   not, so a load balancer takes the worker out until it is. A failing extraction queue

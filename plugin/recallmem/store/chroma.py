@@ -1,10 +1,9 @@
 """The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
 
-Collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector),
-``<prefix>_scopes`` (the profiles) and ``<prefix>_revisions`` (each user's write
-sequence, :mod:`recallmem.store.revisions`). We always pass our own vectors: Chroma
-is never given the chance to fall back to its default embedding function, which would
-try to download a model.
+Two collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector)
+and ``<prefix>_scopes`` (per user: the write sequence, :mod:`recallmem.store.revisions`,
+and the profiles). We always pass our own vectors: Chroma is never given the chance to
+fall back to its default embedding function, which would try to download a model.
 """
 
 from __future__ import annotations
@@ -138,7 +137,7 @@ class FactStore:
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
             )
-        self.revisions = Revisions(client, prefix, self.where)  # store/revisions.py
+        self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
         recorded = self._facts.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)
@@ -284,7 +283,6 @@ class FactStore:
             self._facts.get(limit=1, include=["documents", "metadatas"])
         with self._errors("read a scope record"):
             self._scopes.get(limit=1, include=["metadatas"])
-        self.revisions.probe()
 
     def count(self) -> int:
         """How many facts the collection holds, all users together."""

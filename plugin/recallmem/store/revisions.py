@@ -1,7 +1,7 @@
 """Per-user write sequences: which writes a process's index of a user reflects.
 
 Every write to a user's memory claims the next number of that user's sequence by adding
-the record ``seq:<user>:<n>`` to ``<prefix>_revisions``, after its facts are in Chroma
+the record ``seq:<user>:<n>`` to ``<prefix>_scopes``, after its facts are in Chroma
 and before the write is acknowledged. Chroma has no transactions, but its ``add`` never
 replaces a record: adding an id that exists leaves the first record as it is (Chroma
 1.5.9, embedded and server; ``tests/integration/server/test_revisions.py`` checks it, so
@@ -18,10 +18,15 @@ next read reloads it: two processes writing one user at the same instant never k
 index that misses the other's write (the last-writer-wins token this replaces could).
 
 Records are never deleted, not even by "forget me" (they hold the user id and a random
-token, no text): a number claimed twice could hide a write from an index. A head record
-per user, rewritten every :data:`HEAD_EVERY` claims (last writer wins), only says where
-to start looking for the latest number; a stale head costs a longer look, never a
-wrong answer.
+token, no text, and no ``user_id`` metadata, which is what a purge of the scopes deletes
+by): a number claimed twice could hide a write from an index. They live in the scopes
+collection rather than a collection of their own: every Chroma collection brings a
+vector index whose files persist unused slots, which may hold stale heap bytes
+(``store/heap.py``), and another one would be another place for purged text to turn up.
+
+A head record per user, rewritten every :data:`HEAD_EVERY` claims (last writer wins),
+only says where to start looking for the latest number; a stale head costs a longer
+look, never a wrong answer.
 """
 
 from __future__ import annotations
@@ -36,19 +41,14 @@ from recallmem.store.failures import store_errors
 HEAD_EVERY = 16  # claims between rewrites of the head hint
 _PROBE = 32  # numbers read per call when looking for the latest
 _VECTOR = [1.0]  # records are read by id only; Chroma requires a vector
-# The collection is never searched; a sparse graph keeps each add cheap.
-_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 
 
 class Revisions:
-    """The users' write sequences in ``<prefix>_revisions`` on one Chroma client."""
+    """The users' write sequences, as records of ``collection`` (the scopes)."""
 
-    def __init__(self, client: Any, prefix: str, where: str) -> None:
+    def __init__(self, collection: Any, where: str) -> None:
+        self._records = collection
         self._where = where
-        with store_errors("open the revisions collection", where):
-            self._records = client.get_or_create_collection(
-                f"{prefix}_revisions", embedding_function=None, configuration={"hnsw": _HNSW}
-            )
 
     def latest(self, user_id: str) -> int:
         """The number of the user's last write (0 if the user never wrote)."""
@@ -75,11 +75,6 @@ class Revisions:
                     ids=[_head_id(user_id)], embeddings=[_VECTOR], metadatas=[{"seq": number}]
                 )
         return number if number == revision + 1 else revision
-
-    def probe(self) -> None:
-        """Read one record: raises StoreError if the revisions cannot be read."""
-        with store_errors("read a revision record", self._where):
-            self._records.get(limit=1, include=["metadatas"])
 
     def _claim(self, user_id: str, number: int) -> bool:
         token = uuid.uuid4().hex

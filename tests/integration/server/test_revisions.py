@@ -50,7 +50,10 @@ def test_chroma_add_never_replaces_a_record(client: Any) -> None:
 
 def test_numbers_follow_each_other_and_a_skipped_one_is_noticed(client: Any) -> None:
     prefix = f"rev_{uuid.uuid4().hex[:8]}"
-    mine, theirs = Revisions(client, prefix, "here"), Revisions(client, prefix, "here")
+    mine, theirs = (
+        Revisions(client.get_or_create_collection(prefix), "here"),
+        Revisions(client.get_or_create_collection(prefix), "here"),
+    )
     assert mine.latest("ada") == 0 and mine.is_current("ada", 0)
     assert mine.record_write("ada", 0) == 1
     assert theirs.record_write("ada", 0) == 0  # number 1 was taken: it got 2 and stays at 0
@@ -60,7 +63,7 @@ def test_numbers_follow_each_other_and_a_skipped_one_is_noticed(client: Any) -> 
 
 
 def test_the_latest_number_is_found_past_the_head_hint(client: Any) -> None:
-    revisions = Revisions(client, f"rev_{uuid.uuid4().hex[:8]}", "here")
+    revisions = Revisions(client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}"), "here")
     seen = 0
     for _ in range(3 * HEAD_EVERY + 5):  # past two head rewrites and one probe page
         seen = revisions.record_write("ada", seen)
