@@ -1,12 +1,14 @@
 """Chroma and the hot per-user indexes, kept consistent with each other.
 
-Every write goes to Chroma first, then publishes a new revision token for the user,
-then updates this process's index; it runs under that user's lock, taken here, so no
-caller has to know the protocol. Every read starts from the user's index, which is
-reloaded when another process published a newer revision, so ``get``, ``facts`` and
-``nearest`` all see the same state. This is the only place that knows both Chroma and
-the indexes: :class:`~recallmem.Memory` and the extraction pipeline
-(:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
+Every write goes to Chroma first, then claims the next number of the user's write
+sequence (:mod:`recallmem.store.revisions`), then updates this process's index; it runs
+under that user's lock, taken here, so no caller has to know the protocol. Every read
+starts from the user's index, which is reloaded when a write it does not reflect was
+claimed (by any process), so ``get``, ``facts`` and ``nearest`` all see the same state,
+and a write acknowledged by one process is seen by the next read of every other. This
+is the only place that knows both Chroma and the indexes: :class:`~recallmem.Memory`
+and the extraction pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call
+the methods below.
 
 A write that fails drops the user's index, so the next read reloads what Chroma holds:
 the process never shows facts the store lacks, nor misses facts it has. An import is
@@ -82,7 +84,7 @@ class FactRepository:
     # -- reading -------------------------------------------------------------------
 
     def _load(self, user_id: str) -> UserIndex:
-        revision = self.store.revision(user_id)  # read first: a racing write only adds a reload
+        revision = self.store.revisions.latest(user_id)  # first: a racing write only adds a reload
         facts, vectors = self.store.load_user(user_id)
         index = UserIndex(user_id, facts, vectors)
         index.revision = revision
@@ -93,7 +95,7 @@ class FactRepository:
         index, loaded = self._indexes.fetch(user_id)
         # An index this call just loaded carries the revision read before its facts: a
         # second read would only repeat it (one Chroma round trip per cold user).
-        if not loaded and self.store.revision(user_id) != index.revision:
+        if not loaded and not self.store.revisions.is_current(user_id, index.revision):
             self._indexes.drop(user_id)
             index = self._indexes.get(user_id)
         return index
@@ -176,8 +178,9 @@ class FactRepository:
         return [p for a in {None, agent_id} if (p := self.store.load_profile(user_id, a))]
 
     def revision(self, user_id: str) -> str | None:
-        """A token that changes whenever the user's memory changes."""
-        return self.store.revision(user_id)
+        """A token that changes whenever the user's memory changes (None: never written)."""
+        number = self.store.revisions.latest(user_id)
+        return str(number) if number else None
 
     def count(self) -> int:
         """How many facts the store holds, all users together."""
@@ -225,14 +228,15 @@ class FactRepository:
         vectors: np.ndarray | None,
         records: Sequence[Fact] = (),
     ) -> None:
-        # Chroma first, then the revision, then this process's index.
+        # Chroma first, then the revision, then this process's index, whose number is set
+        # last: a read in between sees the claimed number and reloads.
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
             self.store.update_records(records)
-            index.revision = self.store.bump_revision(index.user_id)
+            revision = self.store.revisions.record_write(index.user_id, index.revision)
         except StoreError:
             self._indexes.drop(index.user_id)  # part may be written: reload what is there
             raise
@@ -241,6 +245,7 @@ class FactRepository:
             index.upsert(embedded, vectors)
         if records:
             index.upsert(records)
+        index.revision = revision
 
     def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
         stale = {
@@ -332,7 +337,7 @@ class FactRepository:
             self.store.delete_scope(index.user_id)
         index.remove(ids)
         self._access.take(index.user_id)
-        index.revision = self.store.bump_revision(index.user_id)
+        index.revision = self.store.revisions.record_write(index.user_id, index.revision)
         if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
             with self._scrub_lock:
                 scrub_chroma(self.store.path)
@@ -341,7 +346,7 @@ class FactRepository:
         """Replace a profile; other processes reload the user."""
         with self._writing(profile.user_id) as index:
             self.store.save_profile(profile)
-            index.revision = self.store.bump_revision(profile.user_id)
+            index.revision = self.store.revisions.record_write(profile.user_id, index.revision)
 
     # -- imports -------------------------------------------------------------------
 

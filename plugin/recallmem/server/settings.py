@@ -46,6 +46,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 from recallmem.errors import InvalidInputError
 
 MIN_TOKEN_CHARS = 16
+MAX_WORKERS = 64
 _HOST_NAME = re.compile(r"^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$|^\[[0-9a-f:.]+\]$")
 
 
@@ -96,6 +97,12 @@ class ServerSettings(BaseSettings):
         ge=1,
         le=64,
         description="Import bodies larger than max_body_bytes read at once; more get 503.",
+    )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_WORKERS,
+        description="Worker processes of `recallmem serve` (more than one needs chroma_url).",
     )
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

@@ -1,15 +1,14 @@
 """The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
 
 Two collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector)
-and ``<prefix>_scopes`` (per user: a revision token that changes on every write, and
-the profiles). We always pass our own vectors: Chroma is never given the chance to
+and ``<prefix>_scopes`` (per user: the write sequence, :mod:`recallmem.store.revisions`,
+and the profiles). We always pass our own vectors: Chroma is never given the chance to
 fall back to its default embedding function, which would try to download a model.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.lock import HomeLock, acquire
+from recallmem.store.revisions import Revisions
 from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
@@ -140,6 +140,7 @@ class FactStore:
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
             )
+        self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
         recorded = self._facts.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)
@@ -295,24 +296,6 @@ class FactStore:
 
     # scopes: revisions and profiles ---------------------------------------
 
-    def revision(self, user_id: str) -> str | None:
-        """The user's current revision token, or None if the user never wrote."""
-        with self._errors("read a revision token"):
-            got = self._scopes.get(ids=[_rev_id(user_id)], include=["metadatas"])
-        metas = got["metadatas"]
-        return str(metas[0]["revision"]) if metas else None
-
-    def bump_revision(self, user_id: str) -> str:
-        """Mark the user's memory as changed; other processes reload it on next recall."""
-        token = uuid.uuid4().hex
-        with self._errors("write a revision token"):
-            self._scopes.upsert(
-                ids=[_rev_id(user_id)],
-                embeddings=[_SCOPE_VECTOR],
-                metadatas=[{"user_id": user_id, "kind": "revision", "revision": token}],
-            )
-        return token
-
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
         """The stored profile of a user (and agent), if any."""
         with self._errors("read a profile"):
@@ -346,11 +329,6 @@ def _decoded(page: Any) -> list[Fact]:
         decode(i, d, m)
         for i, d, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
     ]
-
-
-def _rev_id(user_id: str) -> str:
-    # json.dumps quotes the id, so "a:b" and a crafted "a" + ":b" cannot collide.
-    return "rev:" + json.dumps(user_id)
 
 
 def _profile_id(user_id: str, agent_id: str | None) -> str:

@@ -1,0 +1,114 @@
+"""Per-user write sequences: which writes a process's index of a user reflects.
+
+Every write to a user's memory claims the next number of that user's sequence by adding
+the record ``seq:<user>:<n>`` to ``<prefix>_scopes``, after its facts are in Chroma
+and before the write is acknowledged. Chroma has no transactions, but its ``add`` never
+replaces a record: adding an id that exists leaves the first record as it is (Chroma
+1.5.9, embedded and server; ``tests/integration/server/test_revisions.py`` checks it, so
+an upgrade that changes it fails there). Reading the record back therefore tells the
+writer whether the number is its own (the record holds its one-off token); if not,
+another writer got it first and this one takes the next free number. So numbers are
+claimed without gaps, each by exactly one write.
+
+An index reflects every write up to ``n`` when it was loaded after reading ``n`` as the
+latest number, or when it reflected ``n - 1`` and its own write claimed ``n``. It is
+current exactly when ``n + 1`` is unclaimed: one read by id per recall. A write that had
+to skip a number another process claimed leaves its index at the number it had, so the
+next read reloads it: two processes writing one user at the same instant never keep an
+index that misses the other's write (the last-writer-wins token this replaces could).
+
+Records are never deleted, not even by "forget me" (they hold the user id and a random
+token, no text, and no ``user_id`` metadata, which is what a purge of the scopes deletes
+by): a number claimed twice could hide a write from an index. They live in the scopes
+collection rather than a collection of their own: every Chroma collection brings a
+vector index whose files persist unused slots, which may hold stale heap bytes
+(``store/heap.py``), and another one would be another place for purged text to turn up.
+
+A head record per user, rewritten every :data:`HEAD_EVERY` claims (last writer wins),
+only says where to start looking for the latest number; a stale head costs a longer
+look, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from recallmem.errors import StoreError
+from recallmem.store.failures import store_errors
+
+HEAD_EVERY = 16  # claims between rewrites of the head hint
+_PROBE = 32  # numbers read per call when looking for the latest
+_VECTOR = [1.0]  # records are read by id only; Chroma requires a vector
+
+
+class Revisions:
+    """The users' write sequences, as records of ``collection`` (the scopes)."""
+
+    def __init__(self, collection: Any, where: str) -> None:
+        self._records = collection
+        self._where = where
+
+    def latest(self, user_id: str) -> int:
+        """The number of the user's last write (0 if the user never wrote)."""
+        with store_errors("read a revision head", self._where):
+            got = self._records.get(ids=[_head_id(user_id)], include=["metadatas"])
+        head = int(got["metadatas"][0]["seq"]) if got["metadatas"] else 0
+        return self._last_claimed(user_id, head)
+
+    def is_current(self, user_id: str, revision: int) -> bool:
+        """Whether an index reflecting writes up to ``revision`` misses none."""
+        return not self._claimed([_slot_id(user_id, revision + 1)])
+
+    def record_write(self, user_id: str, revision: int) -> int:
+        """Claim a number for a write now in Chroma, made by a process whose index
+        reflected writes up to ``revision``; returns what that index reflects with the
+        write applied: the claimed number if it follows ``revision``, else ``revision``
+        (another process wrote in between: the index reloads at its next read)."""
+        number = revision + 1
+        while not self._claim(user_id, number):
+            number = self._last_claimed(user_id, number) + 1
+        if number % HEAD_EVERY == 0:
+            with store_errors("write a revision head", self._where):
+                self._records.upsert(
+                    ids=[_head_id(user_id)], embeddings=[_VECTOR], metadatas=[{"seq": number}]
+                )
+        return number if number == revision + 1 else revision
+
+    def _claim(self, user_id: str, number: int) -> bool:
+        token = uuid.uuid4().hex
+        slot = _slot_id(user_id, number)
+        with store_errors("claim a revision number", self._where):
+            self._records.add(ids=[slot], embeddings=[_VECTOR], metadatas=[{"writer": token}])
+            got = self._records.get(ids=[slot], include=["metadatas"])
+        if not got["metadatas"]:
+            raise StoreError(
+                f"revision record {slot} was added but cannot be read back from "
+                f"{self._where}; the write itself is stored. Check the Chroma server's log."
+            )
+        return bool(got["metadatas"][0].get("writer") == token)
+
+    def _last_claimed(self, user_id: str, after: int) -> int:
+        """The last claimed number, looking upward from ``after`` (claimed, or 0)."""
+        while True:
+            numbers = range(after + 1, after + 1 + _PROBE)
+            found = self._claimed([_slot_id(user_id, n) for n in numbers])
+            run = next((i for i, n in enumerate(numbers) if _slot_id(user_id, n) not in found),
+                       _PROBE)  # fmt: skip
+            if run < _PROBE:
+                return after + run
+            after += _PROBE
+
+    def _claimed(self, ids: list[str]) -> set[str]:
+        with store_errors("read revision records", self._where):
+            return set(self._records.get(ids=ids, include=[])["ids"])
+
+
+def _slot_id(user_id: str, number: int) -> str:
+    # json.dumps quotes the id, so "a:1" and a crafted "a" + ":1" cannot collide.
+    return f"seq:{json.dumps(user_id)}:{number}"
+
+
+def _head_id(user_id: str) -> str:
+    return "head:" + json.dumps(user_id)

@@ -1,0 +1,111 @@
+"""Per-user write sequences: read-your-writes across processes on one store.
+
+The claims rest on one property of Chroma (``add`` never replaces a record), checked
+here on both stores; then the sequence itself, a forced interleaving of two writers,
+and two real processes writing one user at the same time.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_store_contract as contract
+from coherence import USER, run
+from recallmem.config import MemoryConfig
+from recallmem.memory import Memory
+from recallmem.store.chroma import open_client
+from recallmem.store.revisions import HEAD_EVERY, Revisions
+from recallmem.testing import HashingEmbeddings
+from test_store_contract import CHROMA_URL, STORES, Opener, close_chroma_http_sessions, needs_server
+
+open_memory = contract.open_memory  # the fixture: one Memory per simulated process
+WRITES_EACH = int(os.environ.get("RECALLMEM_COHERENCE_WRITES", "60"))
+
+
+@pytest.fixture(params=STORES)
+def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A Chroma client on the embedded store or on the test server."""
+    url = CHROMA_URL if request.param == "server" else None
+    yield open_client(MemoryConfig(home=tmp_path / "home", chroma_url=url))
+    if url is not None:
+        close_chroma_http_sessions()
+
+
+def test_chroma_add_never_replaces_a_record(client: Any) -> None:
+    records = client.get_or_create_collection(f"add_{uuid.uuid4().hex[:8]}")
+    records.add(ids=["n"], embeddings=[[1.0]], metadatas=[{"writer": "first"}])
+    records.add(ids=["n", "m"], embeddings=[[1.0], [1.0]],
+                metadatas=[{"writer": "second"}, {"writer": "other"}])  # fmt: skip
+    got = records.get(ids=["n", "m"], include=["metadatas"])
+    assert dict(zip(got["ids"], got["metadatas"], strict=True)) == {
+        "n": {"writer": "first"},
+        "m": {"writer": "other"},
+    }
+
+
+def test_numbers_follow_each_other_and_a_skipped_one_is_noticed(client: Any) -> None:
+    prefix = f"rev_{uuid.uuid4().hex[:8]}"
+    mine, theirs = (
+        Revisions(client.get_or_create_collection(prefix), "here"),
+        Revisions(client.get_or_create_collection(prefix), "here"),
+    )
+    assert mine.latest("ada") == 0 and mine.is_current("ada", 0)
+    assert mine.record_write("ada", 0) == 1
+    assert theirs.record_write("ada", 0) == 0  # number 1 was taken: it got 2 and stays at 0
+    assert not theirs.is_current("ada", 0) and not mine.is_current("ada", 1)
+    assert mine.latest("ada") == theirs.latest("ada") == 2 and mine.is_current("ada", 2)
+    assert mine.latest("bob") == 0  # users never share numbers
+
+
+def test_the_latest_number_is_found_past_the_head_hint(client: Any) -> None:
+    revisions = Revisions(client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}"), "here")
+    seen = 0
+    for _ in range(3 * HEAD_EVERY + 5):  # past two head rewrites and one probe page
+        seen = revisions.record_write("ada", seen)
+    assert seen == 3 * HEAD_EVERY + 5 == revisions.latest("ada")
+
+
+def test_a_write_landing_inside_anothers_write_is_seen_by_both(
+    open_memory: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = open_memory(), open_memory()
+    for memory in (first, second):
+        memory.recall("warm the index", user_id="ada")
+    store = second.repository.store
+    write_facts = store.upsert
+    landed: list[str] = []
+
+    def first_writes_in_between(facts: Any, vectors: Any) -> None:
+        # After second checked its index and before it claims a number: the instant at
+        # which a last-writer-wins token let second keep an index without first's fact.
+        if not landed:
+            landed.append(first.remember("Keeps bees", user_id="ada", category="identity").id)
+        write_facts(facts, vectors)
+
+    monkeypatch.setattr(store, "upsert", first_writes_in_between)
+    goats = second.remember("Keeps goats", user_id="ada", category="identity").id
+    for memory in (first, second):
+        assert {f.id for f in memory.list(user_id="ada")} == {landed[0], goats}
+        assert [h.fact.id for h in memory.recall("bees", user_id="ada", k=1)] == landed
+
+
+@pytest.mark.chroma_server
+@needs_server
+def test_two_processes_writing_one_user_read_each_others_writes(tmp_path: Path) -> None:
+    assert CHROMA_URL is not None
+    prefix = f"coherence_{uuid.uuid4().hex[:8]}"
+    outcome = run(CHROMA_URL, prefix, tmp_path, WRITES_EACH)
+    print(f"\ncoherence: {outcome.writes} writes, {outcome.checks} cross-process checks, "
+          f"{len(outcome.stale)} stale")  # fmt: skip
+    assert outcome.writes == outcome.checks == 2 * WRITES_EACH
+    assert outcome.stale == []
+    config = MemoryConfig(home=tmp_path / "after", chroma_url=CHROMA_URL, collection=prefix)
+    with Memory(config, embeddings=HashingEmbeddings()) as after:
+        assert len(after.list(user_id=USER, limit=1000)) == 2 * WRITES_EACH
+        assert after.revision(USER) == str(2 * WRITES_EACH)
+    close_chroma_http_sessions()
