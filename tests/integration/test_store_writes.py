@@ -1,4 +1,5 @@
-"""How facts reach Chroma: the collection's vector index settings, and stores made before."""
+"""How facts reach Chroma: each user's collection and its vector index settings, and the
+id directory."""
 
 from __future__ import annotations
 
@@ -7,54 +8,41 @@ from typing import Any
 
 import chromadb
 import pytest
-from chromadb.config import Settings
 from recallmem import Memory, MemoryConfig
-from recallmem.store.chroma import FACTS_HNSW
+from recallmem.store.client import chroma_settings
+from recallmem.store.layout import USER_HNSW, user_collection
 from recallmem.testing import HashingEmbeddings
 
 
-def _hnsw(config: MemoryConfig) -> dict[str, Any]:
-    """The facts collection's index settings, as Chroma's own client reports them."""
-    client = chromadb.PersistentClient(
-        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
-    )
-    settings: dict[str, Any] = client.get_collection(
-        f"{config.collection}_facts"
-    ).configuration_json["hnsw"]
-    return settings
+def _client(config: MemoryConfig) -> Any:
+    return chromadb.PersistentClient(path=str(config.chroma_path), settings=chroma_settings())
 
 
-def test_a_new_store_builds_chromas_vector_index_cheaply(memory: Memory) -> None:
-    memory.remember("Likes green tea", user_id="ada", category="preference")
-    hnsw = _hnsw(memory.config)
-    assert hnsw["ef_construction"] == FACTS_HNSW["ef_construction"]
-    assert hnsw["max_neighbors"] == FACTS_HNSW["max_neighbors"]
-    assert hnsw["space"] == "cosine"
+def test_a_users_facts_are_a_collection_of_their_own_with_a_cheap_vector_index(
+    memory: Memory,
+) -> None:
+    ada = memory.remember("Likes green tea", user_id="ada", category="preference")
+    bob = memory.remember("Likes coffee", user_id="bob", category="preference")
+    client = _client(memory.config)
+    prefix = memory.config.collection
+    collection = client.get_collection(user_collection(prefix, "ada"))
+    assert collection.get(include=[])["ids"] == [ada.id]
+    hnsw = collection.configuration_json["hnsw"]
+    assert (hnsw["ef_construction"], hnsw["max_neighbors"], hnsw["space"]) == (
+        USER_HNSW["ef_construction"], USER_HNSW["max_neighbors"], "cosine"
+    )  # fmt: skip
+    assert hnsw["sync_threshold"] == USER_HNSW["sync_threshold"]  # no replay at cold open
+    directory = client.get_collection(f"{prefix}_ids").get(include=["metadatas"])
+    assert dict(zip(directory["ids"], [m["user_id"] for m in directory["metadatas"]],
+                    strict=True)) == {ada.id: "ada", bob.id: "bob"}  # fmt: skip
+    assert memory.store.count() == 2
 
 
-def test_a_store_created_with_chromas_defaults_opens_and_keeps_them(home: Path) -> None:
-    # A store written before the index settings changed: Chroma's defaults, the space
-    # given as legacy metadata.
-    config = MemoryConfig(home=home)
-    config.chroma_path.mkdir(parents=True)
-    client = chromadb.PersistentClient(
-        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
-    )
-    client.create_collection(
-        f"{config.collection}_facts",
-        embedding_function=None,
-        metadata={
-            "embedding_model": "HashingEmbeddings:hashing-v1",
-            "embedding_dim": 256,
-            "hnsw:space": "cosine",
-        },
-    )
-    del client
-    with Memory(config, embeddings=HashingEmbeddings()) as memory:
-        fact = memory.remember("Likes green tea", user_id="ada", category="preference")
-        assert _hnsw(config)["ef_construction"] == 100
-    with Memory(config, embeddings=HashingEmbeddings()) as reopened:
-        assert [h.fact.id for h in reopened.recall("tea", user_id="ada")] == [fact.id]
+def test_a_user_who_never_wrote_gets_no_collection_from_a_read(memory: Memory) -> None:
+    assert memory.recall("tea", user_id="carol") == []
+    assert memory.list(user_id="carol") == []
+    names = {c.name for c in _client(memory.config).list_collections()}
+    assert user_collection(memory.config.collection, "carol") not in names
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, memory: Memory, method: str) -> list[str]:
@@ -107,7 +95,7 @@ def test_a_user_larger_than_a_page_loads_each_fact_with_its_own_vector(
 ) -> None:
     from recallmem.store import chroma
 
-    monkeypatch.setattr(chroma, "_READ_PAGE", 10)  # a first page, then pages by id
+    monkeypatch.setattr(chroma, "_READ_PAGE", 10)  # the user's collection read in pages
     writer = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     texts = [f"Fact {n} zebra{n} okapi{n * 7}" for n in range(27)]
     writer.remember_many([{"content": t, "category": "context"} for t in texts], user_id="ada")
