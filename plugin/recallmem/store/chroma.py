@@ -168,25 +168,24 @@ class FactStore:
         """Write whole fact records with their vectors (the first write records their size)."""
         if len(facts):
             self._record_dimension(int(vectors.shape[1]))
-        for user_id, rows in _rows_by_user(facts).items():
-            for start in range(0, len(rows), _WRITE_BATCH):
-                batch = rows[start : start + _WRITE_BATCH]
-                self._upsert_batch(user_id, [facts[r] for r in batch], vectors[batch])
+        for start in range(0, len(facts), _WRITE_BATCH):
+            self._upsert_batch(facts[start : start + _WRITE_BATCH],
+                               vectors[start : start + _WRITE_BATCH])  # fmt: skip
 
-    def _upsert_batch(self, user_id: str, batch: Sequence[Fact], vectors: np.ndarray) -> None:
+    def _upsert_batch(self, batch: Sequence[Fact], vectors: np.ndarray) -> None:
         encoded = [encode(f) for f in batch]
         size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
         check_room(self.path, size + vectors.nbytes + 64 * len(batch), "write facts")
-        ids = [f.id for f in batch]
         with self._errors("write facts to Chroma"):
             # The directory first: it may name a fact not (yet) written, never miss one.
-            self.collections.register(ids, user_id)
-            self._of(user_id, create=True).upsert(
-                ids=ids,
-                documents=[doc for doc, _ in encoded],
-                metadatas=[meta for _, meta in encoded],
-                embeddings=vectors,
-            )
+            self.collections.register([f.id for f in batch], [f.user_id for f in batch])
+            for user_id, rows in _rows_by_user(batch).items():
+                self._of(user_id, create=True).upsert(
+                    ids=[batch[r].id for r in rows],
+                    documents=[encoded[r][0] for r in rows],
+                    metadatas=[encoded[r][1] for r in rows],
+                    embeddings=vectors[rows],
+                )
 
     def _of(self, user_id: str, *, create: bool = False) -> Any:
         with self._errors(f"open the collection of user {user_id!r}"):

@@ -99,12 +99,12 @@ class Collections:
                 return None
             raise
 
-    def register(self, ids: Sequence[str], user_id: str) -> None:
-        """Record in the directory that these facts are the user's."""
+    def register(self, ids: Sequence[str], users: Sequence[str]) -> None:
+        """Record in the directory whose each fact is (``users[i]`` owns ``ids[i]``)."""
         self.directory.upsert(
             ids=list(ids),
             embeddings=[_DIRECTORY_VECTOR] * len(ids),
-            metadatas=[{"user_id": user_id}] * len(ids),
+            metadatas=[{"user_id": user_id} for user_id in users],
         )
 
     def owners(self, ids: Sequence[str]) -> dict[str, str]:

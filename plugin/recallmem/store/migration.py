@@ -92,9 +92,9 @@ def _copy(collections: Collections, page: dict[str, Any]) -> None:
     rows_of: dict[str, list[int]] = {}
     for row, meta in enumerate(page["metadatas"]):
         rows_of.setdefault(str(meta["user_id"]), []).append(row)
+    collections.register(page["ids"], [str(m["user_id"]) for m in page["metadatas"]])
     for user_id, rows in rows_of.items():
         ids = [page["ids"][r] for r in rows]
-        collections.register(ids, user_id)
         target = collections.writable(user_id)
         target.upsert(
             ids=ids,
