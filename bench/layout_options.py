@@ -181,15 +181,23 @@ def probe(where: str, layout: str, prefix: str, users: int) -> dict[str, Any]:
 def database_per_user_cost(where: str, count: int) -> float:
     """Milliseconds to create one database with one collection in it."""
     import chromadb
+    from chromadb.config import Settings
 
-    admin = chromadb.AdminClient(_client(where).get_settings())
+    if where.startswith("http"):
+        host, port = where.split("//")[1].split(":")
+        settings = Settings(chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                            chroma_server_host=host, chroma_server_http_port=int(port),
+                            anonymized_telemetry=False)  # fmt: skip
+    else:
+        settings = Settings(is_persistent=True, persist_directory=where,
+                            anonymized_telemetry=False)  # fmt: skip
+    admin = chromadb.AdminClient(settings)
     started = time.perf_counter()
     for n in range(count):
-        name = f"db{n}"
+        name = f"db{n}_{int(started)}"
         admin.create_database(name)
-        chromadb.Client(admin.get_settings(), database=name).get_or_create_collection(
-            "facts", embedding_function=None
-        )
+        client = chromadb.Client(settings, database=name)
+        client.get_or_create_collection("facts", embedding_function=None)
     return 1e3 * (time.perf_counter() - started) / count
 
 
@@ -234,11 +242,16 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--server", default=None, help="a Chroma server URL instead of embedded")
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
+    parser.add_argument("--from-log", help="render the rows a run printed instead of measuring")
     args = parser.parse_args()
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    rows = run([int(s) for s in args.sizes.split(",")], args.server,
-               tuple(args.layouts.split(",")))  # fmt: skip
-    backend = "server" if args.server else "embedded"
+    if args.from_log:  # the rows a run printed, one JSON object a line
+        lines = Path(args.from_log).read_text().splitlines()
+        rows = [json.loads(line) for line in lines if line.startswith("{")]
+    else:
+        rows = run([int(s) for s in args.sizes.split(",")], args.server,
+                   tuple(args.layouts.split(",")))  # fmt: skip
+    backend = "server" if args.server or "server" in {r["backend"] for r in rows} else "embedded"
     save_results(f"layout_options_{backend}", {"rows": rows, "probes": PROBES})
     saved = []
     for name in ("embedded", "server"):

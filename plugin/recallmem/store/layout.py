@@ -30,11 +30,14 @@ _DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only
 # facts 2.2x faster here (143 against 313 ms); the vectors are stored exactly either way.
 # Chroma persists a collection's vector index, and drops its log, every sync_threshold
 # records; until then each process replays the log at its first touch of the
-# collection. At Chroma's default (1,000) a user of 100 facts was replayed on every cold
-# open: 36-88 ms against 4.6 ms with 100 here (bench/layout_options.py).
+# collection (the log has no index by collection, and that open grows with the store).
+# At Chroma's default (1,000) every user of fewer facts stayed in the log: a cold open
+# took 66 ms at 10k facts and 324 ms at 100k, against 16 and 15 ms when users are synced
+# (bench/layout_options.py). At 10 a user leaves at most 9 rows there; at 1, 100-fact
+# upserts cost 1.5-2x more (persisting after every record).
 USER_HNSW = {
     "space": "cosine", "ef_construction": 10, "max_neighbors": 4,
-    "sync_threshold": 100, "batch_size": 100,
+    "sync_threshold": 10, "batch_size": 10,
 }  # fmt: skip
 DIRECTORY_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 _HANDLES = 1024  # collection handles kept per process (a few hundred bytes each)
