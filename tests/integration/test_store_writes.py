@@ -104,3 +104,20 @@ def test_a_user_larger_than_a_page_loads_each_fact_with_its_own_vector(
     nearest = reader.nearest(texts, user_id="ada", k=1)
     assert [row[0].fact.content for row in nearest] == texts
     assert all(row[0].score > 0.999 for row in nearest)
+
+
+def test_isolation_does_not_rest_on_the_collection_name(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were two users' names ever to hash alike, every read still filters on user_id.
+    from recallmem.store import layout
+
+    monkeypatch.setattr(layout, "user_collection", lambda prefix, user_id: f"{prefix}_ushared")
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
+        ada = memory.remember("Likes green tea", user_id="ada", category="preference")
+        memory.remember("Likes green tea a lot", user_id="bob", category="preference")
+        assert [f.id for f in memory.list(user_id="ada")] == [ada.id]
+        memory.repository._indexes.drop("ada")  # reload ada from Chroma
+        assert [h.fact.id for h in memory.recall("green tea", user_id="ada", k=5)] == [ada.id]
+        assert [f.id for f in memory.store.get([ada.id], user_id="bob")] == []
+        assert ada.id not in memory.store.ids_where("bob", agent_id=None, thread_id=None)
