@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.plots import plot_all
     from bench.quality import locomo, madial
     from bench.scale import scale
+    from bench.scale_cold import scale_cold
     from bench.secrets import secrets
     from bench.summary import summary
 
@@ -33,6 +34,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "bilingual": bilingual,
         "peers": peers,
         "scale": scale,
+        "scale-cold": scale_cold,
         "ablation": ablation,
         "summary": summary,
         "embedders": embedders,
@@ -51,6 +53,7 @@ ORDER = (
     "embedders",
     "peers",
     "scale",
+    "scale-cold",
     "secrets",
     "summary",
     "plots",
@@ -87,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bench.scale import SIZES
 
             options["sizes"] = tuple(s for s in SIZES if args.min_facts <= s <= args.max_facts)
+        if name == "scale-cold":
+            suites[name](
+                min_facts=args.min_facts, max_facts=args.max_facts, write=not args.no_write
+            )
+            continue
         if name == "bilingual":
             options["first_look"] = args.first_look
         suites[name](quick=args.quick, write=not args.no_write, **options)

@@ -159,9 +159,10 @@ def layout(quick: bool = False, write: bool = True) -> dict[str, Any]:
         write_section(
             "layout",
             f"## Storage layout ({users * per_user:,} facts over {users:,} users)\n\n"
-            f"{machine_note()}\n\n{table}\n\nChosen: one collection as the store plus a hot "
-            "per-user index (docs/architecture.md). A cold load happens once per user per "
-            "process (and after another process writes that user).\n",
+            f"{machine_note()}\n\n{table}\n\nRecall searches a hot per-user index in each "
+            "process, never Chroma's. Where that index is loaded from is measured in "
+            "'Storage layout options' (the per-user collections here use Chroma's default "
+            "sync threshold, which replays their log at every cold open; recallmem's do not).\n",
         )
     return payload
 

@@ -83,6 +83,27 @@ def scale_latency(results: dict[str, Any]) -> Figure:
     return fig
 
 
+def scale_cold_latency(results: dict[str, Any]) -> Figure:
+    """A cold user's first recall (and random users') against the store's size."""
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    runs = results["runs"]
+    sizes = [r["size"] for r in runs]
+    for key, label in (("first_recall_ms", "first recall of a user"),
+                       ("random_user_ms", "random user")):  # fmt: skip
+        line = ax.plot(sizes, [r[key]["p50"] for r in runs], marker="o", label=f"{label} p50")
+        ax.plot(sizes, [r[key]["p95"] for r in runs], marker="x", linestyle="--",
+                color=line[0].get_color(), label=f"{label} p95")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("facts stored (synthetic, 100 per user)")
+    ax.set_ylabel("recall latency (ms)")
+    ax.set_ylim(bottom=0)
+    ax.axhline(30, color="black", linewidth=0.8, linestyle=":", label="30 ms target")
+    ax.set_title("A collection per user: a cold user costs what the user holds")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def ablation_bars(results: dict[str, Any]) -> Figure:
     """R@10 on the held-out split after each technique is added, per benchmark."""
     steps = results["steps"]
@@ -131,9 +152,20 @@ FIGURES = {
     "locomo": ("bench_locomo_categories.png", locomo_categories),
     "peers": ("bench_peers.png", peers_side_by_side),
     "scale": ("bench_scale.png", scale_latency),
+    "scale_cold": ("scale_cold.png", scale_cold_latency),
     "ablation": ("bench_ablation.png", ablation_bars),
     "bilingual": ("bench_bilingual_floor.png", bilingual_floor),
 }
+
+
+def save_scale_cold_plot(results: dict[str, Any], images_dir: Path = IMAGES_DIR) -> Path:
+    """Draw the scale-cold figure from fresh results."""
+    images_dir.mkdir(parents=True, exist_ok=True)
+    fig = scale_cold_latency(results)
+    path = images_dir / FIGURES["scale_cold"][0]
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plot_all(results_dir: Path = RESULTS_DIR, images_dir: Path = IMAGES_DIR) -> list[Path]:

@@ -201,7 +201,7 @@ class FactRepository:
     def _touch(self, user_id: str) -> None:
         accessed = self._access.take(user_id)
         try:
-            self.store.touch(accessed)
+            self.store.touch(accessed, user_id=user_id)
         except StoreError as exc:
             # Recall is a read: it must keep working when the disk is full or the store
             # refuses writes. These times only order eviction, so they are dropped.

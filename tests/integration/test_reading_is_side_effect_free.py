@@ -93,12 +93,11 @@ def test_an_undeclared_dimension_is_learnt_from_the_first_write_then_checked(
 
 def _accessed_at_in_chroma(config: MemoryConfig, fact_id: str) -> object:
     import chromadb
-    from chromadb.config import Settings
+    from recallmem.store.client import chroma_settings
+    from recallmem.store.layout import user_collection
 
-    client = chromadb.PersistentClient(
-        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
-    )
-    got = client.get_collection(f"{config.collection}_facts").get(ids=[fact_id])
+    client = chromadb.PersistentClient(path=str(config.chroma_path), settings=chroma_settings())
+    got = client.get_collection(user_collection(config.collection, "ada")).get(ids=[fact_id])
     return got["metadatas"][0].get("accessed_at")
 
 

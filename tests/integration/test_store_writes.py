@@ -1,4 +1,5 @@
-"""How facts reach Chroma: the collection's vector index settings, and stores made before."""
+"""How facts reach Chroma: each user's collection and its vector index settings, and the
+id directory."""
 
 from __future__ import annotations
 
@@ -8,54 +9,42 @@ from typing import Any
 import chromadb
 import numpy as np
 import pytest
-from chromadb.config import Settings
 from recallmem import Fact, Memory, MemoryConfig
-from recallmem.store.chroma import FACTS_HNSW, FactStore
+from recallmem.store.chroma import FactStore
+from recallmem.store.client import chroma_settings
+from recallmem.store.layout import USER_HNSW, user_collection
 from recallmem.testing import HashingEmbeddings
 
 
-def _hnsw(config: MemoryConfig) -> dict[str, Any]:
-    """The facts collection's index settings, as Chroma's own client reports them."""
-    client = chromadb.PersistentClient(
-        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
-    )
-    settings: dict[str, Any] = client.get_collection(
-        f"{config.collection}_facts"
-    ).configuration_json["hnsw"]
-    return settings
+def _client(config: MemoryConfig) -> Any:
+    return chromadb.PersistentClient(path=str(config.chroma_path), settings=chroma_settings())
 
 
-def test_a_new_store_builds_chromas_vector_index_cheaply(memory: Memory) -> None:
-    memory.remember("Likes green tea", user_id="ada", category="preference")
-    hnsw = _hnsw(memory.config)
-    assert hnsw["ef_construction"] == FACTS_HNSW["ef_construction"]
-    assert hnsw["max_neighbors"] == FACTS_HNSW["max_neighbors"]
-    assert hnsw["space"] == "cosine"
+def test_a_users_facts_are_a_collection_of_their_own_with_a_cheap_vector_index(
+    memory: Memory,
+) -> None:
+    ada = memory.remember("Likes green tea", user_id="ada", category="preference")
+    bob = memory.remember("Likes coffee", user_id="bob", category="preference")
+    client = _client(memory.config)
+    prefix = memory.config.collection
+    collection = client.get_collection(user_collection(prefix, "ada"))
+    assert collection.get(include=[])["ids"] == [ada.id]
+    hnsw = collection.configuration_json["hnsw"]
+    assert (hnsw["ef_construction"], hnsw["max_neighbors"], hnsw["space"]) == (
+        USER_HNSW["ef_construction"], USER_HNSW["max_neighbors"], "cosine"
+    )  # fmt: skip
+    assert hnsw["sync_threshold"] == USER_HNSW["sync_threshold"]  # no replay at cold open
+    directory = client.get_collection(f"{prefix}_ids").get(include=["metadatas"])
+    assert dict(zip(directory["ids"], [m["user_id"] for m in directory["metadatas"]],
+                    strict=True)) == {ada.id: "ada", bob.id: "bob"}  # fmt: skip
+    assert memory.store.count() == 2
 
 
-def test_a_store_created_with_chromas_defaults_opens_and_keeps_them(home: Path) -> None:
-    # A store written before the index settings changed: Chroma's defaults, the space
-    # given as legacy metadata.
-    config = MemoryConfig(home=home)
-    config.chroma_path.mkdir(parents=True)
-    client = chromadb.PersistentClient(
-        path=str(config.chroma_path), settings=Settings(anonymized_telemetry=False)
-    )
-    client.create_collection(
-        f"{config.collection}_facts",
-        embedding_function=None,
-        metadata={
-            "embedding_model": "HashingEmbeddings:hashing-v1",
-            "embedding_dim": 256,
-            "hnsw:space": "cosine",
-        },
-    )
-    del client
-    with Memory(config, embeddings=HashingEmbeddings()) as memory:
-        fact = memory.remember("Likes green tea", user_id="ada", category="preference")
-        assert _hnsw(config)["ef_construction"] == 100
-    with Memory(config, embeddings=HashingEmbeddings()) as reopened:
-        assert [h.fact.id for h in reopened.recall("tea", user_id="ada")] == [fact.id]
+def test_a_user_who_never_wrote_gets_no_collection_from_a_read(memory: Memory) -> None:
+    assert memory.recall("tea", user_id="carol") == []
+    assert memory.list(user_id="carol") == []
+    names = {c.name for c in _client(memory.config).list_collections()}
+    assert user_collection(memory.config.collection, "carol") not in names
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, memory: Memory, method: str) -> list[str]:
@@ -106,8 +95,7 @@ def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
 def test_a_user_larger_than_a_page_is_read_and_erased_in_pages(home: Path) -> None:
     # A store reading 10 records per Chroma call, as if SQLite's variable cap were tiny:
     # a first page, the remaining ids, then pages by id; deletes go in pages too.
-    settings = Settings(anonymized_telemetry=False)
-    store = FactStore(chromadb.PersistentClient(path=str(home), settings=settings), "paged",
+    store = FactStore(chromadb.PersistentClient(path=str(home), settings=chroma_settings()), "paged",
                       "hashing-v1", read_page=10)  # fmt: skip
     facts = [Fact(content=f"Fact {n} zebra{n} okapi{n * 7}", category="context", user_id="ada")
              for n in range(27)] + [Fact(content="Someone else's", category="context", user_id="bob")]  # fmt: skip
@@ -123,3 +111,20 @@ def test_a_user_larger_than_a_page_is_read_and_erased_in_pages(home: Path) -> No
     store.delete(ids, user_id="ada")  # bob's id is in the list, but not his to erase
     assert store.count() == 1 and store.load_user("ada")[0] == []
     store.close()
+
+
+def test_isolation_does_not_rest_on_the_collection_name(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were two users' names ever to hash alike, every read still filters on user_id.
+    from recallmem.store import layout
+
+    monkeypatch.setattr(layout, "user_collection", lambda prefix, user_id: f"{prefix}_ushared")
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
+        ada = memory.remember("Likes green tea", user_id="ada", category="preference")
+        memory.remember("Likes green tea a lot", user_id="bob", category="preference")
+        assert [f.id for f in memory.list(user_id="ada")] == [ada.id]
+        memory.repository._indexes.drop("ada")  # reload ada from Chroma
+        assert [h.fact.id for h in memory.recall("green tea", user_id="ada", k=5)] == [ada.id]
+        assert [f.id for f in memory.store.get([ada.id], user_id="bob")] == []
+        assert ada.id not in memory.store.ids_where("bob", agent_id=None, thread_id=None)

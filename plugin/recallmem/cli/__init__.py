@@ -9,6 +9,7 @@
     recallmem pending | dead-letters | retry LETTER_ID
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
     recallmem serve --host 127.0.0.1 --port 8765
+    recallmem migrate [--chroma-url URL]   (a store of the older layout, once)
 
 While ``recallmem serve`` owns the home, commands are not run on it (embedded Chroma
 belongs to one process): the CLI prints the ``curl`` that asks the service instead.
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from recallmem.cli import facts, queue, serve
+from recallmem.cli import facts, migrate, queue, serve
 from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (facts, queue, serve):
+    for group in (facts, queue, serve, migrate):
         group.register(sub)
     return parser
 

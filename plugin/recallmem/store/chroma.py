@@ -1,9 +1,11 @@
 """The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
 
-Two collections per prefix: ``<prefix>_facts`` (one record per fact, with its vector)
-and ``<prefix>_scopes`` (per user: the write sequence, :mod:`recallmem.store.revisions`,
-and the profiles). We always pass our own vectors: Chroma is never given the chance to
-fall back to its default embedding function, which would try to download a model.
+Per prefix: a collection per user holding the user's facts with their vectors, the id
+directory ``<prefix>_ids`` (:mod:`recallmem.store.layout`), and ``<prefix>_scopes``
+(per user: the write sequence, :mod:`recallmem.store.revisions`, and the profiles). A store of
+the older single-collection layout is migrated when opened (:mod:`recallmem.store.
+migration`). We always pass our own vectors: Chroma is never given the chance to fall
+back to its default embedding function, which would try to download a model.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import numpy as np
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import EmbeddingMismatchError, StoreError
+from recallmem.errors import EmbeddingMismatchError
+from recallmem.store.client import open_client
 from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
+from recallmem.store.layout import Collections
 from recallmem.store.lock import HomeLock, acquire
+from recallmem.store.migration import Progress, legacy_metadata, migrate, pending_migration
 from recallmem.store.revisions import Revisions
 from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
@@ -31,44 +35,23 @@ _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
 _READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
 _WHOLE = ["documents", "metadatas", "embeddings"]
-# Recall never searches Chroma's vector index (each process ranks a user's facts in its
-# own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
-# every write. A sparse graph built with a short search made a 100-fact upsert into 50k
-# facts 2.2x faster here (143 against 313 ms); the vectors are stored exactly either way.
-# Applies to collections created from now on: Chroma fixes these parameters at
-# creation, so existing stores keep theirs.
-FACTS_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 
 
-def open_client(config: MemoryConfig) -> Any:
-    """An embedded ``PersistentClient`` under ``config.home``, or an ``HttpClient``."""
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    if config.chroma_url:
-        url = urlparse(config.chroma_url)
-        if url.scheme not in ("http", "https") or not url.hostname:
-            raise StoreError(f"chroma_url {config.chroma_url!r} is not an http(s)://host:port URL")
-        headers = {}
-        if config.chroma_token is not None:
-            headers["Authorization"] = f"Bearer {config.chroma_token.get_secret_value()}"
-        with store_errors("connect to the Chroma server", config.chroma_url):
-            return chromadb.HttpClient(
-                host=url.hostname,
-                port=url.port or (443 if url.scheme == "https" else 8000),
-                ssl=url.scheme == "https",
-                headers=headers,
-                settings=settings,
-            )
-    with store_errors("open the embedded Chroma database", str(config.chroma_path)):
-        config.chroma_path.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(config.chroma_path), settings=settings)
-
-
-def open_store(config: MemoryConfig, embedder: str, dimension: int | None) -> FactStore:
+def open_store(
+    config: MemoryConfig,
+    embedder: str,
+    dimension: int | None,
+    *,
+    migrate_now: bool | None = None,
+    progress: Progress | None = None,
+) -> FactStore:
     """The fact store ``config`` names; an embedded one is first locked to this process
-    (:mod:`recallmem.store.lock`), and unlocked again if opening fails."""
+    (:mod:`recallmem.store.lock`), and unlocked again if opening fails.
+
+    A store of the older layout is migrated first (``migrate_now``): by default an
+    embedded one (this process holds it alone), while a server's is refused with the
+    command to run, since other workers may be using it.
+    """
     lock = None if config.chroma_url else acquire(config.home)
     try:
         unapplied = 0
@@ -76,10 +59,16 @@ def open_store(config: MemoryConfig, embedder: str, dimension: int | None) -> Fa
             wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
             unapplied = report_unapplied(config.chroma_path)
         client = open_client(config)
+        allowed = lock is not None if migrate_now is None else migrate_now
+        with store_errors("look for a store of the older layout", str(config.chroma_url)):
+            old = pending_migration(client, config.collection, config.chroma_url, allowed)
         store = FactStore(
             client, config.collection, embedder, dimension,
             path=None if config.chroma_url else config.chroma_path, lock=lock,
         )  # fmt: skip
+        if old is not None:
+            with store._errors("migrate the store to a collection per user"):
+                store.migrated = migrate(store.collections, progress)
         store.unapplied_at_open = unapplied
         return store
     except BaseException:
@@ -124,6 +113,7 @@ class FactStore:
         self.lock = lock
         self.where = str(path) if path is not None else "the Chroma server"
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
+        self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
@@ -131,17 +121,13 @@ class FactStore:
         if dimension is not None:
             metadata["embedding_dim"] = dimension
         with self._errors("open the recallmem collections"):
-            self._facts = client.get_or_create_collection(
-                f"{prefix}_facts",
-                embedding_function=None,
-                metadata=metadata,
-                configuration={"hnsw": FACTS_HNSW},
-            )
+            metadata = legacy_metadata(client, prefix) or metadata  # what a store recorded
+            self.collections = Collections(client, prefix, metadata)
             self._scopes = client.get_or_create_collection(
                 f"{prefix}_scopes", embedding_function=None
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
-        recorded = self._facts.metadata or {}
+        recorded = self.collections.directory.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)
         self.dimension: int | None = recorded.get("embedding_dim")
@@ -158,7 +144,7 @@ class FactStore:
     def _mismatch(self, recorded: dict[str, Any], embedder: str, dimension: int | None) -> None:
         model, dim = recorded.get("embedding_model"), recorded.get("embedding_dim")
         raise EmbeddingMismatchError(
-            f"the collection '{self._prefix}_facts' was built with embeddings {model!r} "
+            f"the store '{self._prefix}' was built with embeddings {model!r} "
             f"({dim} dimensions) but this Memory uses {embedder!r} "
             f"({dimension or 'undeclared'} dimensions); its vectors would be garbage. Open it "
             "with the embeddings it was built with, or move the memory: `recallmem export` "
@@ -169,14 +155,15 @@ class FactStore:
     def check_dimension(self, dimension: int) -> None:
         """Refuse vectors of another size than the collection's (a read: nothing is written)."""
         if self.dimension is not None and self.dimension != dimension:
-            self._mismatch(self._facts.metadata or {}, self.embedder, dimension)
+            self._mismatch(self.collections.directory.metadata or {}, self.embedder, dimension)
 
     def _record_dimension(self, dimension: int) -> None:
         self.check_dimension(dimension)
         if self.dimension is None:
             with self._errors("record the embedding dimension"):
-                recorded = dict(self._facts.metadata or {})
-                self._facts.modify(metadata={**recorded, "embedding_dim": dimension})
+                directory = self.collections.directory
+                recorded = dict(directory.metadata or {})
+                directory.modify(metadata={**recorded, "embedding_dim": dimension})
             self.dimension = dimension
 
     # facts ---------------------------------------------------------------
@@ -186,18 +173,27 @@ class FactStore:
         if len(facts):
             self._record_dimension(int(vectors.shape[1]))
         for start in range(0, len(facts), _WRITE_BATCH):
-            batch = facts[start : start + _WRITE_BATCH]
-            encoded = [encode(f) for f in batch]
-            size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
-            check_room(self.path, size + vectors[start : start + _WRITE_BATCH].nbytes,
-                       "write facts")  # fmt: skip
-            with self._errors("write facts to Chroma"):
-                self._facts.upsert(
-                    ids=[f.id for f in batch],
-                    documents=[doc for doc, _ in encoded],
-                    metadatas=[meta for _, meta in encoded],
-                    embeddings=vectors[start : start + _WRITE_BATCH],
+            self._upsert_batch(facts[start : start + _WRITE_BATCH],
+                               vectors[start : start + _WRITE_BATCH])  # fmt: skip
+
+    def _upsert_batch(self, batch: Sequence[Fact], vectors: np.ndarray) -> None:
+        encoded = [encode(f) for f in batch]
+        size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
+        check_room(self.path, size + vectors.nbytes + 64 * len(batch), "write facts")
+        with self._errors("write facts to Chroma"):
+            # The directory first: it may name a fact not (yet) written, never miss one.
+            self.collections.register([f.id for f in batch], [f.user_id for f in batch])
+            for user_id, rows in _rows_by_user(batch).items():
+                self._of(user_id, create=True).upsert(
+                    ids=[batch[r].id for r in rows],
+                    documents=[encoded[r][0] for r in rows],
+                    metadatas=[encoded[r][1] for r in rows],
+                    embeddings=vectors[rows],
                 )
+
+    def _of(self, user_id: str, *, create: bool = False) -> Any:
+        with self._errors(f"open the collection of user {user_id!r}"):
+            return self.collections.writable(user_id) if create else self.collections.of(user_id)
 
     def update_records(self, facts: Sequence[Fact]) -> None:
         """Rewrite records whose content did not change (no re-embedding)."""
@@ -207,92 +203,111 @@ class FactStore:
         # model, which means a download. The content is unchanged here by definition.
         metadatas = [encode(f)[1] for f in facts]
         check_room(self.path, sum(len(str(m)) for m in metadatas) * 2, "update facts")
-        with self._errors("update facts in Chroma"):
-            self._facts.update(ids=[f.id for f in facts], metadatas=metadatas)
+        for user_id, rows in _rows_by_user(facts).items():
+            with self._errors("update facts in Chroma"):
+                self._of(user_id, create=True).update(
+                    ids=[facts[r].id for r in rows], metadatas=[metadatas[r] for r in rows]
+                )
 
-    def touch(self, accessed: Sequence[tuple[str, float]]) -> None:
+    def touch(self, accessed: Sequence[tuple[str, float]], *, user_id: str) -> None:
         """Record access times alone, so a stale copy can never overwrite a newer record."""
-        if accessed:
+        collection = self._of(user_id) if accessed else None
+        if collection is not None:
             check_room(self.path, 64 * len(accessed), "record access times")
             with self._errors("record access times"):
-                self._facts.update(
+                collection.update(
                     ids=[fact_id for fact_id, _ in accessed],
                     metadatas=[{"accessed_at": at} for _, at in accessed],
                 )
 
     def load_user(self, user_id: str) -> tuple[list[Fact], np.ndarray]:
-        """Every fact of a user, with its vectors as one ``(n, d)`` matrix."""
-        # A `where` get scans the whole collection (Chroma groups every record with its
-        # metadata, then filters), and each page of a paged one scans it again. So: one
-        # page in one call, which is every user up to read_page facts; a larger user
-        # has the rest of its ids listed by one more scan, then read by id in pages.
-        with self._errors(f"read the facts of user {user_id!r}"):
-            first = self._facts.get(
-                where=scope_where(user_id), include=_WHOLE, limit=self.read_page, offset=0
-            )
-        pages = [first]
-        if len(first["ids"]) == self.read_page:
-            with self._errors(f"list the facts of user {user_id!r}"):
-                rest = self._facts.get(
-                    where=scope_where(user_id), include=[], offset=self.read_page
+        """Every fact of a user, with its vectors as one ``(n, d)`` matrix: a read of the
+        user's own collection, whose cost is what the user holds."""
+        collection = self._of(user_id)
+        pages: list[Any] = []
+        while collection is not None:
+            with self._errors(f"read the facts of user {user_id!r}"):
+                page = collection.get(
+                    where=scope_where(user_id),
+                    include=_WHOLE,
+                    limit=self.read_page,
+                    offset=self.read_page * len(pages),
                 )
-            pages += self._pages(rest["ids"], user_id, _WHOLE)
+            pages.append(page)
+            if len(page["ids"]) < self.read_page:
+                break
         facts = [fact for page in pages for fact in _decoded(page)]
         vectors = [np.asarray(p["embeddings"], dtype=np.float32) for p in pages if len(p["ids"])]
         if not vectors:  # no facts, and perhaps no dimension recorded yet
             return facts, np.zeros((0, self.dimension or 0), dtype=np.float32)
         return facts, np.concatenate(vectors)
 
-    def _pages(self, ids: Sequence[str], user_id: str | None, include: list[str]) -> list[Any]:
-        """Records by id, read_page ids per call, within the user if given."""
-        where = scope_where(user_id) if user_id is not None else None
+    def _pages(self, ids: Sequence[str], user_id: str, include: list[str]) -> list[Any]:
+        """The user's records among ``ids``, ``read_page`` ids per call."""
+        collection = self._of(user_id)
         pages = []
-        for start in range(0, len(ids), self.read_page):
+        for start in range(0, len(ids) if collection is not None else 0, self.read_page):
             with self._errors("read facts from Chroma"):
                 pages.append(
-                    self._facts.get(
-                        ids=list(ids[start : start + self.read_page]), where=where, include=include
-                    )
-                )
+                    collection.get(ids=list(ids[start : start + self.read_page]),
+                                   where=scope_where(user_id), include=include)
+                )  # fmt: skip
         return pages
 
     def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:
-        """The facts with these ids (in no particular order), within the user if given."""
-        pages = self._pages(ids, user_id, ["documents", "metadatas"])
+        """The facts with these ids (in no particular order), within the user if given;
+        without one, the id directory says whose each is."""
+        if user_id is not None:
+            users = {user_id: list(ids)}
+        else:
+            users = {}
+            for start in range(0, len(ids), self.read_page):
+                with self._errors("look fact ids up"):
+                    owners = self.collections.owners(ids[start : start + self.read_page])
+                for fact_id, owner in owners.items():
+                    users.setdefault(owner, []).append(fact_id)
+        include = ["documents", "metadatas"]
+        pages = [page for user, mine in users.items() for page in self._pages(mine, user, include)]
         return [fact for page in pages for fact in _decoded(page)]
 
     def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
         """Ids of a user's facts, narrowed by agent and thread when given."""
         where = scope_where(user_id, agent_id=agent_id, thread_id=thread_id)
+        collection = self._of(user_id)
+        if collection is None:
+            return []
         with self._errors("list fact ids"):
-            return list(self._facts.get(where=where, include=[])["ids"])
+            return list(collection.get(where=where, include=[])["ids"])
 
     def ids_with_prefix(self, prefix: str) -> list[str]:
         """Ids of any user's facts starting with ``prefix``: a scan of every id, for the CLI."""
         with self._errors("list fact ids"):
-            ids = self._facts.get(include=[])["ids"]
+            ids = self.collections.directory.get(include=[])["ids"]
         return [fact_id for fact_id in ids if fact_id.startswith(prefix)]
 
     def delete(self, ids: Sequence[str], *, user_id: str) -> None:
         """Erase facts and their vectors; only the user's own ids are touched."""
+        collection = self._of(user_id)
         for start in range(0, len(ids), self.read_page):
+            page = list(ids[start : start + self.read_page])
             with self._errors("delete facts from Chroma"):
-                self._facts.delete(
-                    ids=list(ids[start : start + self.read_page]), where=scope_where(user_id)
-                )
+                if collection is not None:
+                    collection.delete(ids=page, where=scope_where(user_id))
+                # The directory last: until then it still names what may be stored.
+                self.collections.directory.delete(ids=page, where=scope_where(user_id))
 
     def probe(self) -> None:
-        """Read one fact record and one scope record: raises StoreError if Chroma cannot
-        read (a count alone can answer while records cannot be read)."""
+        """Read one directory record and one scope record: raises StoreError if Chroma
+        cannot read (a count alone can answer while records cannot be read)."""
         with self._errors("read a fact record"):
-            self._facts.get(limit=1, include=["documents", "metadatas"])
+            self.collections.directory.get(limit=1, include=["metadatas"])
         with self._errors("read a scope record"):
             self._scopes.get(limit=1, include=["metadatas"])
 
     def count(self) -> int:
-        """How many facts the collection holds, all users together."""
+        """How many facts the store holds, all users together (the directory's count)."""
         with self._errors("count facts"):
-            return int(self._facts.count())
+            return int(self.collections.directory.count())
 
     # scopes: revisions and profiles ---------------------------------------
 
@@ -319,9 +334,19 @@ class FactStore:
             )
 
     def delete_scope(self, user_id: str) -> None:
-        """Erase a user's revision and profiles ("forget me")."""
+        """Erase a user's revision and profiles ("forget me"), and any id the directory
+        still lists for the user (an erasure a crash interrupted)."""
+        with self._errors("delete a user's fact ids"):
+            self.collections.directory.delete(where=scope_where(user_id))
         with self._errors("delete a user's profiles"):
             self._scopes.delete(where={"user_id": {"$eq": user_id}})
+
+
+def _rows_by_user(facts: Sequence[Fact]) -> dict[str, list[int]]:
+    rows: dict[str, list[int]] = {}
+    for row, fact in enumerate(facts):
+        rows.setdefault(fact.user_id, []).append(row)
+    return rows
 
 
 def _decoded(page: Any) -> list[Fact]:

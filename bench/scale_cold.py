@@ -1,0 +1,173 @@
+"""A cold user's first recall against the store's size: the storage layout's bench.
+
+Synthetic facts (bench.synthetic) through a hashing embedder of 512 dimensions (marked
+as such: storage, index and ranking are real, embedding is free), 100 facts per user,
+so 10k facts are 100 users and 1M facts 10,000 users. Each size is built in a fresh
+home, then measured in a fresh process with the default ``index_cache_facts``:
+
+- *first recall of a user*: ``COLD_USERS`` distinct users drawn at random, each asked
+  once, so each recall loads that user's index from Chroma;
+- *random users*: ``RANDOM_RECALLS`` recalls of users drawn at random from all of them,
+  after those; once the users outgrow the index cache, most of these load again;
+- that process's RSS (current and peak), and the facts its index cache holds.
+
+``python -m bench scale-cold [--max-facts N]`` writes its section of docs/benchmarks.md
+and the plot docs/img/scale_cold.png; sizes already measured are kept, so a large size
+can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.metrics import percentiles_ms
+from bench.report import load_results, machine_note, markdown_table, save_results, write_section
+from bench.synthetic import synthetic_fact, synthetic_query
+
+PER_USER = 100
+SIZES = (10_000, 100_000, 1_000_000, 10_000_000)
+DEFAULT_MAX = 1_000_000
+COLD_USERS = 300
+RANDOM_RECALLS = 1_000
+DIMENSION = 512
+BUILD_BATCH = 2_000  # facts per bulk write: 20 users
+
+
+def _memory(home: str) -> Any:
+    from recallmem.config import MemoryConfig
+    from recallmem.memory import Memory
+    from recallmem.testing import HashingEmbeddings
+
+    return Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(dimension=DIMENSION))
+
+
+def build(home: str, size: int) -> dict[str, float]:
+    """Store ``size`` facts, PER_USER per user, through the store's bulk write (what an
+    import and a migration use: per-user collections and the id directory, no dedup);
+    the rate. remember_many would add its dedup and one call per user."""
+    import numpy as np
+    from recallmem.types import Category, Fact
+
+    memory = _memory(home)
+    started = time.perf_counter()
+    for first in range(0, size, BUILD_BATCH):
+        facts = [Fact(content=synthetic_fact(i), category=Category.CONTEXT,
+                      user_id=f"user-{i // PER_USER}") for i in range(first, first + BUILD_BATCH)]  # fmt: skip
+        vectors = np.asarray(memory.embeddings.embed_documents([f.content for f in facts]),
+                             dtype=np.float32)  # fmt: skip
+        memory.store.upsert(facts, vectors)
+        if (first // BUILD_BATCH) % 50 == 49:
+            done, elapsed = first + BUILD_BATCH, time.perf_counter() - started
+            print(f"  {done:,} facts, {done / elapsed:.0f}/s", flush=True)
+    seconds = time.perf_counter() - started
+    memory.close()
+    return {"build_seconds": round(seconds, 1), "build_facts_per_s": round(size / seconds, 1)}
+
+
+def _rss_mb(field: str) -> float:
+    status = Path("/proc/self/status").read_text()
+    return round(int(status.split(f"{field}:")[1].split()[0]) / 1024, 1)
+
+
+def measure(home: str, size: int) -> dict[str, Any]:
+    """In this (fresh) process: first recalls of distinct users, then random users."""
+    memory = _memory(home)
+    memory.recall("warm up", user_id="warm-up", k=1)  # opens Chroma, warms the code
+    users = size // PER_USER
+    rng = random.Random(size)
+    cold = []
+    for n, user in enumerate(rng.sample(range(users), min(COLD_USERS, users))):
+        started = time.perf_counter()
+        hits = memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
+        cold.append(time.perf_counter() - started)
+        assert all(h.fact.user_id == f"user-{user}" for h in hits)
+    random_times = []
+    for n in range(RANDOM_RECALLS):
+        user = rng.randrange(users)
+        started = time.perf_counter()
+        memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
+        random_times.append(time.perf_counter() - started)
+    cached = sum(len(i) for i in memory.repository._indexes._indexes.values())
+    result = {
+        "size": size, "users": users, "stored": memory.store.count(),
+        "first_recall_ms": percentiles_ms(cold), "random_user_ms": percentiles_ms(random_times),
+        "rss_mb": _rss_mb("VmRSS"), "peak_rss_mb": _rss_mb("VmHWM"),
+        "cached_facts": cached, "index_cache_facts": memory.config.index_cache_facts,
+    }  # fmt: skip
+    memory.close()
+    return result
+
+
+def run_size(size: int) -> dict[str, Any]:
+    """Build one size in a fresh home, then measure it in a fresh process."""
+    with tempfile.TemporaryDirectory(prefix="recallmem-scale-cold-") as home:
+        print(f"scale-cold: building {size:,} facts", flush=True)
+        built = build(home, size)
+        code = f"import json, sys; from bench.scale_cold import measure; print(json.dumps(measure({home!r}, {size})))"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=False, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+        if done.returncode:
+            raise RuntimeError(f"measuring {size:,} facts failed: {done.stderr[-2000:]}")
+        measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**measured, **built}
+
+
+def scale_cold(min_facts: int = 0, max_facts: int = DEFAULT_MAX, write: bool = True) -> Any:
+    """Run the selected sizes; print and (optionally) write the section and the plot."""
+    runs = [run_size(s) for s in SIZES if min_facts <= s <= max_facts]
+    try:
+        saved = {r["size"]: r for r in load_results("scale_cold")["runs"]}
+    except FileNotFoundError:
+        saved = {}
+    saved.update({r["size"]: r for r in runs})
+    results = {"runs": [saved[s] for s in sorted(saved)]}
+    body = render(results)
+    print(body)
+    if write:
+        save_results("scale_cold", results)
+        write_section("scale-cold", body)
+        from bench.plots import save_scale_cold_plot
+
+        save_scale_cold_plot(results)
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    """The section as markdown."""
+    headers = ["facts (synthetic)", "users", "first recall of a user p50 ms", "p95",
+               "random user p50 ms", "p95", "RSS MB", "peak RSS MB", "facts cached",
+               "build facts/s", "embedder"]  # fmt: skip
+    rows = [[f"{r['size']:,}", f"{r['users']:,}", r["first_recall_ms"]["p50"],
+             r["first_recall_ms"]["p95"], r["random_user_ms"]["p50"], r["random_user_ms"]["p95"],
+             r["rss_mb"], r["peak_rss_mb"], f"{r['cached_facts']:,}", r["build_facts_per_s"],
+             f"hashing, {DIMENSION} d (no model)"] for r in results["runs"]]  # fmt: skip
+    first = {r["size"]: r["first_recall_ms"]["p50"] for r in results["runs"]}
+    growth = ""
+    if 10_000 in first and 100_000 in first:
+        growth = f" Growth of the first recall's p50 from 10k to 100k: {first[100_000] / first[10_000]:.2f}x"
+        if 1_000_000 in first:
+            growth += f"; from 100k to 1M: {first[1_000_000] / first[100_000]:.2f}x"
+        growth += " (target: at most 1.5x each; <= 30 ms at 100k).\n\n"
+    return (
+        "## A cold user against the store's size\n\n"
+        f"`python -m bench scale-cold`: synthetic facts, {PER_USER} per user, written "
+        "through the store's bulk write (import's and migration's path), embedded by a "
+        "hashing embedder (marked: embedding is free, add the "
+        "USE query embedding, a few ms, for the default embedder). In a fresh process "
+        f"with the default `index_cache_facts`: {COLD_USERS} distinct users drawn at "
+        "random, each recalled once (k=10), so each recall loads that user from Chroma; "
+        f"then {RANDOM_RECALLS:,} recalls of random users among all of them. RSS is that "
+        "process's after the recalls; 'facts cached' is what its index cache held.\n\n"
+        + markdown_table(headers, rows)
+        + "\n\n![first recall against store size](img/scale_cold.png)\n\n"
+        + growth
+        + machine_note()
+        + "\n"
+    )

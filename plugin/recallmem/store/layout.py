@@ -1,0 +1,116 @@
+"""Where facts live in Chroma: one collection per user, and a directory of fact ids.
+
+Loading a user must cost what that user holds, not what the store holds
+(docs/architecture.md, "Storage layout", with the measurements). So each user's facts
+are a collection of their own, ``<prefix>_u<hash of the user id>``, read whole; and
+``<prefix>_ids`` maps every fact id to its user (one small record per fact, no
+text), for the few lookups that come without a user (a fact id from the CLI or the
+API) and for counting. The directory is written before the facts and cleaned after
+them, so it never lacks a stored fact; an entry left by a crash in between points at
+nothing and is skipped.
+
+Every read of a user's collection still filters on ``user_id``: isolation does not rest
+on the hash alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+DIRECTORY_SUFFIX = "_ids"
+LEGACY_FACTS_SUFFIX = "_facts"  # the single collection of every user's facts (layout 1)
+LAYOUT_VERSION = 2
+_DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only
+# Recall never searches Chroma's vector index (each process ranks a user's facts in its
+# own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
+# every write. A sparse graph built with a short search made a 100-fact upsert into 50k
+# facts 2.2x faster here (143 against 313 ms); the vectors are stored exactly either way.
+# Chroma persists a collection's vector index, and drops its log, every sync_threshold
+# records; until then each process replays the log at its first touch of the
+# collection (the log has no index by collection, and that open grows with the store).
+# At Chroma's default (1,000) every user of fewer facts stayed in the log: a cold open
+# took 66 ms at 10k facts and 324 ms at 100k, against 16 and 15 ms when users are synced
+# (bench/layout_options.py). At 10 a user leaves at most 9 rows there; at 1, 100-fact
+# upserts cost 1.5-2x more (persisting after every record).
+USER_HNSW = {
+    "space": "cosine", "ef_construction": 10, "max_neighbors": 4,
+    "sync_threshold": 10, "batch_size": 10,
+}  # fmt: skip
+DIRECTORY_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
+_HANDLES = 1024  # collection handles kept per process (a few hundred bytes each)
+
+
+def user_collection(prefix: str, user_id: str) -> str:
+    """The name of the user's collection (Chroma names allow neither every character
+    nor every length a user id may have, so the id is hashed)."""
+    digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
+    return f"{prefix}_u{digest}"
+
+
+class Collections:
+    """The store's collections: the id directory, and each user's, opened on demand.
+
+    Reading never creates a collection (a user who never wrote has none); writing does.
+    """
+
+    def __init__(self, client: Any, prefix: str, metadata: Mapping[str, Any]) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.directory = client.get_or_create_collection(
+            prefix + DIRECTORY_SUFFIX, embedding_function=None,
+            metadata={**metadata, "layout": LAYOUT_VERSION},
+            configuration={"hnsw": DIRECTORY_HNSW},
+        )  # fmt: skip
+        self._handles: OrderedDict[str, Any] = OrderedDict()
+
+    def writable(self, user_id: str) -> Any:
+        """The user's collection, created if it does not exist."""
+        handle = self.of(user_id, create=True)
+        assert handle is not None  # created
+        return handle
+
+    def of(self, user_id: str, *, create: bool = False) -> Any | None:
+        """The user's collection; None if it does not exist and ``create`` is false."""
+        name = user_collection(self.prefix, user_id)
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = self._open(name, create)
+            if handle is None:
+                return None
+            self._handles[name] = handle
+            if len(self._handles) > _HANDLES:
+                self._handles.popitem(last=False)
+        self._handles.move_to_end(name)
+        return handle
+
+    def _open(self, name: str, create: bool) -> Any | None:
+        from chromadb.errors import NotFoundError
+
+        if create:
+            return self.client.get_or_create_collection(
+                name, embedding_function=None, configuration={"hnsw": USER_HNSW}
+            )  # fmt: skip
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except NotFoundError:
+            return None
+        except ValueError as exc:  # chromadb before 1.x said "does not exist" this way
+            if "does not exist" in str(exc):
+                return None
+            raise
+
+    def register(self, ids: Sequence[str], users: Sequence[str]) -> None:
+        """Record in the directory whose each fact is (``users[i]`` owns ``ids[i]``)."""
+        self.directory.upsert(
+            ids=list(ids),
+            embeddings=[_DIRECTORY_VECTOR] * len(ids),
+            metadatas=[{"user_id": user_id} for user_id in users],
+        )
+
+    def owners(self, ids: Sequence[str]) -> dict[str, str]:
+        """The user the directory names for each of these ids (unknown ids are left out)."""
+        got = self.directory.get(ids=list(ids), include=["metadatas"])
+        return {i: str(m["user_id"]) for i, m in zip(got["ids"], got["metadatas"], strict=True)}
