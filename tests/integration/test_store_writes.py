@@ -47,29 +47,30 @@ def test_a_user_who_never_wrote_gets_no_collection_from_a_read(memory: Memory) -
     assert user_collection(memory.config.collection, "carol") not in names
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, memory: Memory, method: str) -> list[str]:
-    """Record each call of a store method; the real method still runs."""
+def _counting(monkeypatch: pytest.MonkeyPatch, target: Any, *methods: str) -> list[str]:
+    """Record each call of ``target``'s ``methods``; the real methods still run."""
     calls: list[str] = []
-    real = getattr(memory.store, method)
+    for method in methods:
+        real = getattr(target, method)
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(method)
-        return real(*args, **kwargs)
+        def counted(*args: Any, _real: Any = real, _name: str = method, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(*args, **kwargs)
 
-    monkeypatch.setattr(memory.store, method, counted)
+        monkeypatch.setattr(target, method, counted)
     return calls
 
 
-def test_a_cold_recall_reads_the_revision_once(
+def test_a_cold_recall_reads_the_write_sequence_once(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory.remember("Likes green tea", user_id="ada", category="preference")
     reopened = Memory(memory.config, embeddings=HashingEmbeddings())
-    reads = _counting(monkeypatch, reopened, "revision")
+    reads = _counting(monkeypatch, reopened.store.revisions, "latest", "is_current")
     assert len(reopened.recall("tea", user_id="ada")) == 1  # loads ada
-    assert reads == ["revision"]
-    reopened.recall("tea", user_id="ada")  # cached: checks the revision again
-    assert reads == ["revision", "revision"]
+    assert reads == ["latest"]
+    reopened.recall("tea", user_id="ada")  # cached: one check that nothing came after
+    assert reads == ["latest", "is_current"]
 
 
 def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
