@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
+from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate, moment
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
@@ -290,6 +291,29 @@ class Memory:
         self.repository.import_facts(checked.facts, checked.profiles)
         return checked.report()
 
+    # lifecycle -------------------------------------------------------------------
+
+    def consolidate(
+        self, *, user_id: str, agent_id: str | None = None, now: datetime | None = None
+    ) -> ConsolidationReport:
+        """Merge the user's facts that grew as supplements about one subject into one each.
+
+        The parts are superseded by the merged fact, which keeps all their sources and
+        history. With a model, one bounded call proposes the merges and hygiene vets
+        them; without one, only near-duplicates are merged. Each scope is consolidated
+        apart; with ``agent_id``, only that agent's facts. ``now`` (timezone-aware)
+        stamps the run.
+        """
+        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
+        return consolidate(
+            self.repository,
+            self.model,
+            self.config,
+            user_id=user_id,
+            agent_id=agent_id,
+            now=moment(now),
+        )
+
     # extraction ------------------------------------------------------------------
 
     @cached_property
@@ -392,6 +416,7 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
+    aconsolidate = async_twin(consolidate)
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)
