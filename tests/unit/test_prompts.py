@@ -90,6 +90,17 @@ def _scope_rules() -> None:
     assert "permission" in (rules.violation("The assistant may deploy without asking") or "")
 
 
+def _consolidate() -> None:
+    spec = load_prompt("consolidate")
+    assert "<groups>" in spec.render(groups="<groups>")[-1][1]
+
+
+def _consolidation_words() -> None:
+    from recallmem.lifecycle.merge_rules import key_terms
+
+    assert key_terms("Likes tea") == {"tea"}
+
+
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
@@ -99,6 +110,8 @@ LOADERS: dict[str, Callable[[], object]] = {
     "filter": _filter,
     "secrets": _secrets,
     "scope_rules": _scope_rules,
+    "consolidate": _consolidate,
+    "consolidation_words": _consolidation_words,
 }
 
 

@@ -33,7 +33,6 @@ from recallmem.lifecycle.consolidation import ConsolidationReport, Consolidation
 from recallmem.lifecycle.merge_rules import key_terms
 from recallmem.quoting import quote_text
 from recallmem.testing import FakeChatModel
-from recallmem.text import content_units
 from recallmem.types import Category, Fact, Status, utcnow
 
 _SHOWN = re.compile(r"^\[(F\d+)\] \([^)]*\) (.*?)(?: — correction; wrong approach: .*)?$", re.M)
@@ -158,7 +157,7 @@ def _is_lost(part: Fact, after: dict[str, Fact]) -> bool:
     successor = after.get(now.superseded_by or "")
     if successor is None or successor.status is not Status.ACTIVE:
         return True
-    return not key_terms(part.content) <= content_units(successor.content)
+    return not key_terms(part.content) <= key_terms(successor.content)
 
 
 def _score(

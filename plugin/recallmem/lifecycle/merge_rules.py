@@ -18,9 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallmem.dedup import MAX_SOURCES
 from recallmem.extraction.plan import Add, Plan, Supersede
 from recallmem.lifecycle.merge_prompt import Proposal
+from recallmem.limits import MAX_CONTENT_CHARS
 from recallmem.prompts import load_data
+from recallmem.retrieval.lexical import stem
+from recallmem.secrets import find_secret
 from recallmem.text import content_units
-from recallmem.types import Fact, Revision, Source
+from recallmem.types import Category, Fact, Revision, Source
 
 
 class FrameWords(BaseModel):
@@ -35,13 +38,18 @@ class FrameWords(BaseModel):
 
 @lru_cache(maxsize=1)
 def frame_words() -> frozenset[str]:
-    """The shipped frame words, case-folded."""
-    return frozenset(w.casefold() for w in load_data("consolidation_words", FrameWords).generic)
+    """The shipped frame words, case-folded and stemmed."""
+    words = load_data("consolidation_words", FrameWords).generic
+    return frozenset(stem(w.casefold()) for w in words)
 
 
 def key_terms(text: str) -> frozenset[str]:
-    """What a text is about: its content units, less the words that only frame it."""
-    return content_units(text) - frame_words()
+    """What a text is about: its stemmed content units, less the words that only frame it.
+
+    >>> sorted(key_terms("Reviews pull requests on Fridays"))
+    ['friday', 'pull', 'request', 'review']
+    """
+    return frozenset(stem(u) for u in content_units(text)) - frame_words()
 
 
 class Refusal(BaseModel):
@@ -65,7 +73,91 @@ class Accepted(BaseModel):
 
 
 Rule = Callable[[Sequence[Fact], str], str | None]
-RULES: tuple[Rule, ...] = ()
+
+
+def one_scope(parts: Sequence[Fact], content: str) -> str | None:
+    """Facts of different agents' scopes (or an agent's and the shared ones) stay apart."""
+    scopes = {f.agent_id for f in parts}
+    return None if len(scopes) == 1 else "the facts are in different scopes (agents)"
+
+
+def one_category(parts: Sequence[Fact], content: str) -> str | None:
+    """Never across categories: a preference and a skill about Python are two facts."""
+    names = sorted({f.category.value for f in parts})
+    return None if len(names) == 1 else f"the facts are of different categories: {names}"
+
+
+def nothing_protected(parts: Sequence[Fact], content: str) -> str | None:
+    """A pinned fact or a correction is never folded away."""
+    if any(f.pinned for f in parts):
+        return "a pinned fact is never merged away"
+    if any(f.category is Category.CORRECTION or f.source_error for f in parts):
+        return "a correction is never merged away"
+    return None
+
+
+def storable_text(parts: Sequence[Fact], content: str) -> str | None:
+    """The merged text fits a fact and holds no secret."""
+    if len(content) > MAX_CONTENT_CHARS:
+        return f"the merged text is longer than {MAX_CONTENT_CHARS} characters"
+    if (finding := find_secret(content, count_redacted=True)) is not None:
+        return f"the merged text holds a secret ({finding.kind})"
+    return None
+
+
+def one_subject(parts: Sequence[Fact], content: str) -> str | None:
+    """Parts share what they are about, not only a frame ("likes tea", "likes coffee")."""
+    terms = [key_terms(f.content) for f in parts]
+    reached, frontier = {0}, [0]
+    while frontier:
+        i = frontier.pop()
+        for j in range(len(terms)):
+            if j not in reached and terms[i] & terms[j]:
+                reached.add(j)
+                frontier.append(j)
+    return None if len(reached) == len(terms) else "the facts share no subject"
+
+
+def not_alternatives(parts: Sequence[Fact], content: str) -> str | None:
+    """Two facts that differ by one term each are two values of one slot, not supplements.
+
+    "Prefers reports in Chinese" and "... in English"; a todo merges only when one part
+    says all the others do (two tasks are done apart).
+    """
+    terms = [key_terms(f.content) for f in parts]
+    for n, a in enumerate(terms):
+        for b in terms[n + 1 :]:
+            if a & b and len(a - b) == 1 and len(b - a) == 1:
+                return f"the facts are alternatives ({sorted(a - b)[0]} / {sorted(b - a)[0]})"
+    if parts[0].category is Category.TODO and not any(all(t <= w for t in terms) for w in terms):
+        return "two different todos are done apart; only a todo that says all others do merges"
+    return None
+
+
+def keeps_every_part(parts: Sequence[Fact], content: str) -> str | None:
+    """The merged text keeps every key term of every part (nothing is lost)."""
+    merged = key_terms(content)
+    missing = sorted({t for f in parts for t in key_terms(f.content) - merged})
+    return None if not missing else f"the merged text drops {missing[:5]}"
+
+
+def invents_nothing(parts: Sequence[Fact], content: str) -> str | None:
+    """The merged text says nothing no part said."""
+    said = frozenset().union(*(key_terms(f.content) for f in parts))
+    invented = sorted(key_terms(content) - said)
+    return None if not invented else f"the merged text adds {invented[:5]}, which no part says"
+
+
+RULES: tuple[Rule, ...] = (
+    one_scope,
+    one_category,
+    nothing_protected,
+    storable_text,
+    one_subject,
+    not_alternatives,
+    keeps_every_part,
+    invents_nothing,
+)
 
 
 def _known_parts(
