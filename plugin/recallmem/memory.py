@@ -28,6 +28,7 @@ from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
 from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate, moment
+from recallmem.lifecycle.copying import check_ids, copy_facts
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
@@ -314,6 +315,30 @@ class Memory:
             now=moment(now),
         )
 
+    def copy(
+        self,
+        *,
+        from_user_id: str,
+        to_user_id: str,
+        from_agent_id: str | None = None,
+        to_agent_id: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> builtins.list[Fact]:
+        """Copy a scope's active facts (narrowed by category or id) into another scope.
+
+        Each copy is a new fact whose ``copied_from`` names the original; one that
+        duplicates a destination fact confirms it instead. An agent id of None is the
+        user's shared scope. Returns the destination fact of each copied fact.
+        """
+        return copy_facts(
+            self.repository, self.config, from_user_id=require_user(from_user_id),
+            to_user_id=require_user(to_user_id),
+            from_agent_id=optional_key(from_agent_id, "from_agent_id"),
+            to_agent_id=optional_key(to_agent_id, "to_agent_id"),
+            categories=parse_categories(categories), ids=check_ids(ids), now=utcnow(),
+        )  # fmt: skip
+
     # extraction ------------------------------------------------------------------
 
     @cached_property
@@ -417,6 +442,7 @@ class Memory:
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
     aconsolidate = async_twin(consolidate)
+    acopy = async_twin(copy)
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)

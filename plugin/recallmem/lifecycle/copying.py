@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import InvalidInputError
+from recallmem.errors import FactNotFoundError, InvalidInputError
 from recallmem.events import CopyEvent, log_event
 from recallmem.secrets import screen_fact
 from recallmem.types import Category, Fact, Origin, Status
@@ -34,21 +34,47 @@ class CopyStore(Protocol):
         ...
 
 
+def check_ids(ids: object) -> list[str] | None:
+    """Fact ids to copy: a list of strings, or None for every fact of the scope."""
+    if ids is None:
+        return None
+    if isinstance(ids, str | bytes) or not isinstance(ids, Sequence):
+        raise InvalidInputError(
+            f"ids must be a list of fact ids, got {type(ids).__name__}; wrap one id in a list"
+        )
+    if bad := [i for i in ids if not isinstance(i, str) or not i.strip()]:
+        raise InvalidInputError(f"ids must be non-empty strings, got {bad[:3]!r}")
+    return list(ids)
+
+
+def _check_in_scope(
+    facts: Sequence[Fact], ids: Sequence[str], *, user_id: str, agent_id: str | None
+) -> None:
+    everywhere = {f.id: f for f in facts}
+    for fact_id in ids:
+        found = everywhere.get(fact_id)
+        if found is None:
+            raise FactNotFoundError(fact_id, user_id)
+        if found.agent_id != agent_id:
+            where = "the shared scope" if found.agent_id is None else f"agent {found.agent_id!r}"
+            raise InvalidInputError(
+                f"fact {fact_id!r} belongs to {where}, not to the source scope; pass that "
+                "scope as from_agent_id"
+            )
+
+
 def _selected(
     facts: Sequence[Fact],
     *,
+    user_id: str,
     agent_id: str | None,
     categories: frozenset[Category] | None,
     ids: Sequence[str] | None,
 ) -> list[Fact]:
     scope = [f for f in facts if f.agent_id == agent_id]
     if ids is not None:
+        _check_in_scope(facts, ids, user_id=user_id, agent_id=agent_id)
         by_id = {f.id: f for f in scope}
-        if missing := [i for i in ids if i not in by_id]:
-            raise InvalidInputError(
-                f"facts {missing} are not in the source scope (that user and agent); "
-                "list its facts to find their ids"
-            )
         if inactive := [i for i in ids if by_id[i].status is not Status.ACTIVE]:
             raise InvalidInputError(
                 f"facts {inactive} are not active (superseded, done or forgotten); only "
@@ -101,7 +127,7 @@ def copy_facts(
         raise InvalidInputError(
             "the source and destination are the same scope; name another to_user_id or to_agent_id"
         )
-    chosen = _selected(store.facts(from_user_id), agent_id=from_agent_id,
+    chosen = _selected(store.facts(from_user_id), user_id=from_user_id, agent_id=from_agent_id,
                        categories=categories, ids=ids)  # fmt: skip
     copies = [
         screen_fact(_copy_of(f, user_id=to_user_id, agent_id=to_agent_id, now=now), config.secrets)
