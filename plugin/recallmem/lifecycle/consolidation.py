@@ -28,7 +28,7 @@ from recallmem.lifecycle.clusters import related_groups
 from recallmem.lifecycle.duplicates import duplicate_proposals
 from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal
 from recallmem.lifecycle.merge_prompt import Shown, Unreadable, ask, render_groups
-from recallmem.lifecycle.merge_rules import RULES, Refusal, merge_plan, vet
+from recallmem.lifecycle.merge_rules import CONSOLIDATED, RULES, Refusal, merge_plan, vet
 from recallmem.prompts import load_prompt
 from recallmem.types import Fact, Source, Status, TokenUsage, utcnow
 
@@ -163,15 +163,40 @@ def _decide_without_model(
     )
 
 
-def _apply(store: ConsolidationStore, journal: MergeJournal) -> list[Merge]:
+def _stands(merged: Fact, current: dict[str, Fact]) -> bool:
+    # A merge stands while each part is as it was planned (active, the same text) or
+    # already folded into it (a replay): a part forgotten or edited since is left alone.
+    planned = {r.reason: r.content for r in merged.history}
+
+    def part_ok(part: Fact | None) -> bool:
+        if part is None:
+            return False
+        if part.superseded_by == merged.id:
+            return True
+        same_text = planned.get(f"{CONSOLIDATED}{part.id}") == part.content
+        return part.status is Status.ACTIVE and same_text
+
+    return all(part_ok(current.get(i)) for i in merged.merged_from)
+
+
+def _apply(store: ConsolidationStore, journal: MergeJournal) -> tuple[list[Merge], list[Refusal]]:
     plan = journal.plan
     added = [op.fact for op in plan.operations if isinstance(op, Add)]
-    ids = [*plan.targets(), *(f.id for f in added)]
-    current = store.current(ids, user_id=plan.user_id)
-    records = apply_plan(plan, current)
+    current = store.current([*plan.targets(), *(f.id for f in added)], user_id=plan.user_id)
+    kept = {f.id for f in added if f.id in current or _stands(f, current)}
+    operations = tuple(
+        op for op in plan.operations
+        if (op.fact.id if isinstance(op, Add) else getattr(op, "by", None)) in kept
+    )  # fmt: skip
+    records = apply_plan(plan.model_copy(update={"operations": operations}), current)
     if records:
         store.put(records)
-    return [Merge(fact=f, parts=f.merged_from) for f in added]
+    stale = [
+        Refusal(ids=f.merged_from, content=f.content,
+                reason="a part was changed or forgotten after the merge was decided")
+        for f in added if f.id not in kept
+    ]  # fmt: skip
+    return [Merge(fact=f, parts=f.merged_from) for f in added if f.id in kept], stale
 
 
 def consolidate(
@@ -188,17 +213,18 @@ def consolidate(
     A plan a crash left journaled is applied first, instead of a new run.
     """
     files = JournalFiles(config.home)
-    journal = files.pending(user_id)
-    replayed = journal is not None
-    if journal is None:
-        journal = _decide(store, model, config, user_id=user_id, agent_id=agent_id, now=now)
-        if journal.plan.operations:
-            files.record(journal)
-    merges = _apply(store, journal)
-    files.done(user_id)
+    with files.running(user_id):
+        journal = files.pending(user_id)
+        replayed = journal is not None
+        if journal is None:
+            journal = _decide(store, model, config, user_id=user_id, agent_id=agent_id, now=now)
+            if journal.plan.operations:
+                files.record(journal)
+        merges, stale = _apply(store, journal)
+        files.done(user_id)
     report = ConsolidationReport(
         user_id=user_id, agent_id=agent_id, at=journal.plan.at, shown=journal.shown,
-        proposed=journal.proposed, merges=tuple(merges), refused=journal.refused,
+        proposed=journal.proposed, merges=tuple(merges), refused=(*journal.refused, *stale),
         unreadable=journal.unreadable, usage=journal.usage, model=journal.model,
         replayed=replayed,
     )  # fmt: skip

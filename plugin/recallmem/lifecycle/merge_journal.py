@@ -2,15 +2,19 @@
 
 A plan is written whole (temporary file, fsync, rename) before its first record is
 stored, and removed once every record is; a plan left by a crash is applied at the
-user's next consolidation without calling the model again. Applying a plan twice
+user's next consolidation without calling the model again. One user is consolidated
+by one run at a time (:meth:`JournalFiles.running`). Applying a plan twice
 changes nothing (:func:`recallmem.extraction.plan.apply_plan`), so a crash after the
 write and before the removal is harmless too.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -46,6 +50,18 @@ class JournalFiles:
         # User ids may hold characters a file name must not; a digest never does.
         digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
         return self.directory / f"{digest}.json"
+
+    @contextmanager
+    def running(self, user_id: str) -> Iterator[None]:
+        """Hold the user's run lock: one consolidation of a user at a time, across the
+        threads and processes sharing this home (an OS lock, released with its process)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._path(user_id).with_suffix(".lock").open("a") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def pending(self, user_id: str) -> MergeJournal | None:
         """The user's journaled plan that was not fully applied, if any."""

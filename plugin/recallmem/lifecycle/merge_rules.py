@@ -73,6 +73,7 @@ class Accepted(BaseModel):
 
 
 Rule = Callable[[Sequence[Fact], str], str | None]
+CONSOLIDATED = "consolidated: "  # a merged fact's history: "consolidated: <part id>"
 
 
 def one_scope(parts: Sequence[Fact], content: str) -> str | None:
@@ -211,7 +212,7 @@ def merged_fact(merge: Accepted, *, at: datetime, source: Source) -> Fact:
     parts = merge.parts
     threads = {f.thread_id for f in parts}
     history = [r for f in parts for r in f.history] + [
-        Revision(content=f.content, category=f.category, at=at, reason=f"consolidated: {f.id}")
+        Revision(content=f.content, category=f.category, at=at, reason=f"{CONSOLIDATED}{f.id}")
         for f in parts
     ]
     confirmed = [f.last_confirmed_at for f in parts if f.last_confirmed_at]

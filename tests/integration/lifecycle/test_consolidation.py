@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -153,3 +155,38 @@ def test_labelled_set_with_the_default_encoder(use_memory: Memory) -> None:
     assert with_model.accepted >= 15 and with_model.proposed > with_model.accepted
     without = evaluate(use_memory.repository, use_memory.config, cases, with_model=False)
     assert (without.wrong, without.lost) == (0, 0) and without.accepted >= 8
+
+
+def test_a_replayed_plan_leaves_a_part_edited_since_alone(
+    close_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parts = _seed(close_memory)
+    close_memory.model = FakeChatModel(responses=[_reply()])
+    real_put = close_memory.repository.put
+
+    def crash(facts: object) -> None:
+        raise OSError("power cut")
+
+    monkeypatch.setattr(close_memory.repository, "put", crash)
+    with pytest.raises(OSError):
+        close_memory.consolidate(user_id="ada", now=NOW)
+    monkeypatch.setattr(close_memory.repository, "put", real_put)
+    close_memory.update(parts[0].id, content="Uses Preact, not React")  # edited after the plan
+    report = close_memory.consolidate(user_id="ada")
+    assert report.replayed and report.merged == 0
+    assert "changed or forgotten" in report.refused[-1].reason
+    assert [f.status for f in (close_memory.get(p.id) for p in parts)] == [Status.ACTIVE] * 3
+
+
+def test_one_user_is_consolidated_by_one_run_at_a_time(close_memory: Memory) -> None:
+    _seed(close_memory)
+
+    def slow(messages: list[BaseMessage]) -> str:
+        time.sleep(0.3)  # the other run starts meanwhile and must wait
+        return _reply()
+
+    close_memory.model = FakeChatModel(responses=[slow, slow])
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: close_memory.consolidate(user_id="ada", now=NOW), [1, 2]))
+    assert sorted(r.merged for r in runs) == [0, 1] and len(close_memory.model.requests) == 1
+    assert len(close_memory.list(user_id="ada", status=None)) == 5
