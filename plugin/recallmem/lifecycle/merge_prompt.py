@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from recallmem.errors import ExtractionError
 from recallmem.extraction.parser import find_json
 from recallmem.prompts import ChatPromptSpec
 from recallmem.quoting import quote_text
@@ -104,9 +105,15 @@ def _proposal(item: Any) -> Proposal:
 def read_reply(text: str) -> tuple[list[Proposal], list[Unreadable]]:
     """The proposals in a model reply; malformed ones are set apart with the reason.
 
-    A reply with no JSON at all raises ``ExtractionError`` (nothing is merged).
+    A reply with no JSON at all raises ``ExtractionError``; nothing is merged.
     """
-    data = find_json(text)
+    try:
+        data = find_json(text)
+    except ExtractionError:
+        raise ExtractionError(
+            f"the consolidation model's reply holds no readable JSON object (it starts with "
+            f"{text.strip()[:120]!r}); nothing was merged, the next run asks again"
+        ) from None
     items = data.get("merges", [])
     proposals: list[Proposal] = []
     unreadable: list[Unreadable] = []

@@ -190,3 +190,12 @@ def test_one_user_is_consolidated_by_one_run_at_a_time(close_memory: Memory) -> 
         runs = list(pool.map(lambda _: close_memory.consolidate(user_id="ada", now=NOW), [1, 2]))
     assert sorted(r.merged for r in runs) == [0, 1] and len(close_memory.model.requests) == 1
     assert len(close_memory.list(user_id="ada", status=None)) == 5
+
+
+def test_a_failing_model_changes_nothing(close_memory: Memory) -> None:
+    parts = _seed(close_memory)
+    close_memory.model = FakeChatModel(responses=[ConnectionError("provider down")])
+    with pytest.raises(ConnectionError):
+        close_memory.consolidate(user_id="ada", now=NOW)
+    assert JournalFiles(close_memory.config.home).pending("ada") is None
+    assert all(close_memory.get(p.id).status is Status.ACTIVE for p in parts)

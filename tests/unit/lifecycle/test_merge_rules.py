@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from recallmem.errors import ExtractionError
 from recallmem.extraction.plan import Add, Supersede, apply_plan
 from recallmem.lifecycle.merge_prompt import Proposal, read_reply, render_groups
 from recallmem.lifecycle.merge_rules import RULES, merge_plan, merged_fact, vet
@@ -122,3 +123,8 @@ def test_stored_text_is_quoted_and_a_tolerant_reply_is_read() -> None:
     )
     assert [p.ids for p in proposals] == [("F1", "F2")]
     assert "ids" in unreadable[0].reason
+
+
+def test_a_reply_without_json_is_an_error_that_merges_nothing() -> None:
+    with pytest.raises(ExtractionError, match="nothing was merged"):
+        read_reply("Sorry, I cannot help with that.")
