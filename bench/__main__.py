@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|consolidation|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
     from bench.bilingual_report import bilingual
+    from bench.consolidation import consolidation
     from bench.embedders import embedders
     from bench.peers import peers
     from bench.planner import planner
@@ -40,6 +41,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "embedders": embedders,
         "secrets": secrets,
         "planner": planner,
+        "consolidation": consolidation,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -55,6 +57,7 @@ ORDER = (
     "scale",
     "scale-cold",
     "secrets",
+    "consolidation",
     "summary",
     "plots",
 )

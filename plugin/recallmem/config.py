@@ -79,6 +79,17 @@ class MemoryConfig(BaseSettings):
     max_attempts: int = Field(default=5, ge=1)
     prompt_dir: Path | None = Field(default=None, description="Overrides for prompts/*.yaml.")
 
+    # Consolidation (recallmem.lifecycle)
+    consolidation_similarity: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Cosine at or above which stored facts are shown to the model as related.",
+    )
+    consolidation_max_facts: int = Field(
+        default=40, ge=2, le=200, description="Facts shown in one user's consolidation call."
+    )
+
     # Injection
     max_injection_tokens: int = Field(default=2000, ge=100)
     recall_floor: float | None = Field(

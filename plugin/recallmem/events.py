@@ -131,7 +131,88 @@ class ExtractionEvent:
         return asdict(self)
 
 
-Event = RetrievalEvent | ExtractionEvent
+class _Merges(Protocol):
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    @property
+    def shown(self) -> int: ...
+    @property
+    def proposed(self) -> int: ...
+    @property
+    def merged(self) -> int: ...
+    @property
+    def superseded(self) -> int: ...
+    @property
+    def refused(self) -> Sequence[object]: ...
+    @property
+    def usage(self) -> _Usage: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def replayed(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ConsolidationEvent:
+    """One consolidation run of one user: merges proposed, stored and refused."""
+
+    name: ClassVar[str] = "memory_consolidation"
+
+    user_id: str
+    agent_id: str | None
+    shown: int
+    proposed: int
+    merged: int
+    superseded: int
+    refused: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None
+    replayed: bool = False
+
+    @classmethod
+    def from_report(cls, report: _Merges) -> ConsolidationEvent:
+        """From a ``ConsolidationReport``."""
+        return cls(
+            user_id=report.user_id,
+            agent_id=report.agent_id,
+            shown=report.shown,
+            proposed=report.proposed,
+            merged=report.merged,
+            superseded=report.superseded,
+            refused=len(report.refused),
+            input_tokens=report.usage.input_tokens,
+            output_tokens=report.usage.output_tokens,
+            model=report.model,
+            replayed=report.replayed,
+        )
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CopyEvent:
+    """Facts copied from one scope into another (``Memory.copy``)."""
+
+    name: ClassVar[str] = "memory_copy"
+
+    from_user_id: str
+    from_agent_id: str | None
+    to_user_id: str
+    to_agent_id: str | None
+    copied: int
+    confirmed: int
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping."""
+        return asdict(self)
+
+
+Event = RetrievalEvent | ExtractionEvent | ConsolidationEvent | CopyEvent
 
 
 def log_event(event: Event) -> None:
@@ -160,6 +241,8 @@ async def aemit(event: Event, config: RunnableConfig | None = None) -> None:
 
 
 __all__ = [
+    "ConsolidationEvent",
+    "CopyEvent",
     "Event",
     "ExtractionEvent",
     "RetrievalEvent",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -27,6 +27,8 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.embedders import default_embeddings
+from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate, moment
+from recallmem.lifecycle.copying import check_ids, copy_facts
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.operations.extracting import Extracting, configured_model
@@ -36,8 +38,8 @@ from recallmem.operations.writing import Writing
 from recallmem.portability import ImportReport
 from recallmem.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
-from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
-from recallmem.validation import check_fact_id, optional_key, require_user
+from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status, utcnow
+from recallmem.validation import check_fact_id, optional_key, parse_categories, require_user
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -192,6 +194,53 @@ class Memory:
         """Import an export; all rows are validated first and nothing is written if any fails."""
         return self._porting.import_(data)
 
+    # lifecycle -------------------------------------------------------------------
+
+    def consolidate(
+        self, *, user_id: str, agent_id: str | None = None, now: datetime | None = None
+    ) -> ConsolidationReport:
+        """Merge the user's facts that grew as supplements about one subject into one each.
+
+        The parts are superseded by the merged fact, which keeps all their sources and
+        history. With a model, one bounded call proposes the merges and hygiene vets
+        them; without one, only near-duplicates are merged. Each scope is consolidated
+        apart; with ``agent_id``, only that agent's facts. ``now`` (timezone-aware)
+        stamps the run.
+        """
+        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
+        return consolidate(
+            self.repository,
+            self.model,
+            self.config,
+            user_id=user_id,
+            agent_id=agent_id,
+            now=moment(now),
+        )
+
+    def copy(
+        self,
+        *,
+        from_user_id: str,
+        to_user_id: str,
+        from_agent_id: str | None = None,
+        to_agent_id: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> builtins.list[Fact]:
+        """Copy a scope's active facts (narrowed by category or id) into another scope.
+
+        Each copy is a new fact whose ``copied_from`` names the original; one that
+        duplicates a destination fact confirms it instead. An agent id of None is the
+        user's shared scope. Returns the destination fact of each copied fact.
+        """
+        return copy_facts(
+            self.repository, self.config, from_user_id=require_user(from_user_id),
+            to_user_id=require_user(to_user_id),
+            from_agent_id=optional_key(from_agent_id, "from_agent_id"),
+            to_agent_id=optional_key(to_agent_id, "to_agent_id"),
+            categories=parse_categories(categories), ids=check_ids(ids), now=utcnow(),
+        )  # fmt: skip
+
     # extraction --------------------------------------------------------------
 
     @property
@@ -286,6 +335,8 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
+    aconsolidate = async_twin(consolidate)
+    acopy = async_twin(copy)
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)

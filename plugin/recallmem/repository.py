@@ -168,6 +168,10 @@ class FactRepository:
             return []
         return self.index(user_id).nearest(self.embed(texts), agent_id=agent_id, k=k)
 
+    def vectors(self, user_id: str, ids: Sequence[str]) -> np.ndarray:
+        """The stored vectors of the user's facts ``ids``, one row each, in that order."""
+        return self.index(user_id).vectors(ids)
+
     def profile(self, *, user_id: str, agent_id: str | None) -> Profile:
         """The user's profile (empty sections if none was written)."""
         stored = self.store.load_profile(user_id, agent_id)

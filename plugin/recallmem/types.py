@@ -83,6 +83,17 @@ class Revision(BaseModel):
     reason: str | None = None
 
 
+class Origin(BaseModel):
+    """Where a copied fact was copied from (``Memory.copy``): the scope and the fact."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str
+    agent_id: str | None = None
+    fact_id: str
+    at: UtcDatetime = Field(default_factory=utcnow)
+
+
 Placement = tuple[tuple[str, ...], str]  # a LangGraph store namespace and key
 
 
@@ -128,6 +139,12 @@ class Fact(BaseModel):
     last_confirmed_at: UtcDatetime | None = None
     item: StoreItem | None = Field(
         default=None, description="Set when the fact was written through a LangGraph store."
+    )
+    merged_from: tuple[str, ...] = Field(
+        default=(), description="Ids of the facts consolidated into this one (superseded)."
+    )
+    copied_from: Origin | None = Field(
+        default=None, description="Set on a copy: the fact and scope it was copied from."
     )
 
     @field_validator("content")

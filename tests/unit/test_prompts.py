@@ -108,6 +108,17 @@ def _function_words() -> None:
     assert content_units("The user is on the team") == {"team"}
 
 
+def _consolidate() -> None:
+    spec = load_prompt("consolidate")
+    assert "<groups>" in spec.render(groups="<groups>")[-1][1]
+
+
+def _consolidation_words() -> None:
+    from recallmem.lifecycle.merge_rules import key_terms
+
+    assert key_terms("Likes tea") == {"tea"}
+
+
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
@@ -119,6 +130,8 @@ LOADERS: dict[str, Callable[[], object]] = {
     "scope_rules": _scope_rules,
     "time_words": _time_words,
     "function_words": _function_words,
+    "consolidate": _consolidate,
+    "consolidation_words": _consolidation_words,
 }
 
 

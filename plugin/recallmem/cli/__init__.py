@@ -6,6 +6,7 @@
     recallmem forget FACT_ID [--purge]  |  recallmem forget --user ada [--thread T]
     (FACT_ID: the whole id or any unique prefix, like the 12 characters tables show)
     recallmem export --user ada > ada.json  |  recallmem import ada.json
+    recallmem copy --from-user team-template --to-user ada [--to-agent A] [--category C]
     recallmem pending | dead-letters | retry LETTER_ID
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
     recallmem serve --host 127.0.0.1 --port 8765
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from recallmem.cli import facts, migrate, queue, serve
+from recallmem.cli import copying, facts, migrate, queue, serve
 from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (facts, queue, serve, migrate):
+    for group in (facts, copying, queue, serve, migrate):
         group.register(sub)
     return parser
 

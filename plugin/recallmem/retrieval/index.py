@@ -147,6 +147,11 @@ class UserIndex:
                     touched.append((fact_id, at.timestamp()))
             return touched
 
+    def vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored unit vectors of these facts, one row each (all must be this user's)."""
+        with self._lock:
+            return self._vectors[[self._rows[i] for i in ids]].copy()
+
     def remove(self, ids: Iterable[str]) -> None:
         """Drop facts (after a purge)."""
         with self._lock:

@@ -32,6 +32,7 @@ from recallmem.server import (
     readiness,
     search,
 )
+from recallmem.server import copying as copy_routes
 from recallmem.server.admission import Admission, declare_json_writes
 from recallmem.server.problems import install, reject_unknown_query
 from recallmem.server.schemas import ExportDocument
@@ -101,7 +102,17 @@ def create_app(
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
     strict = [Depends(reject_unknown_query)]
-    for module in (facts, search, profile, portability, queue, health, readiness, chat):
+    for module in (
+        facts,
+        search,
+        profile,
+        portability,
+        queue,
+        health,
+        readiness,
+        chat,
+        copy_routes,
+    ):
         app.include_router(module.router, dependencies=strict)
     app.include_router(pages.router)
     app.add_middleware(Admission, settings=settings)

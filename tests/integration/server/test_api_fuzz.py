@@ -111,8 +111,9 @@ def test_valid_requests_as_a_user(case: Any) -> None:
     if "user_id" in (case.path_parameters or {}):
         case.path_parameters["user_id"] = "me"
     # Whether an import is acceptable depends on who owns its fact ids, which no schema
-    # can say, so a schema-valid import may rightly be refused (with its rows named).
-    stateful = [positive_data_acceptance] if case.path.endswith("/import") else []
+    # can say, so a schema-valid import may rightly be refused (with its rows named);
+    # a copy likewise depends on which facts the source scope holds.
+    stateful = [positive_data_acceptance] if case.path.endswith(("/import", "/copy")) else []
     case.call_and_validate(excluded_checks=stateful)
     assert bob_state(MEMORY) == BOB_BEFORE
 
@@ -134,7 +135,7 @@ def test_valid_requests_in_open_mode_through_a_loopback_name(case: Any) -> None:
         case.path_parameters["user_id"] = "ada"  # open mode acts for any user: keep to one
     if case.path == "/v1/chat/stream" and isinstance(case.body, dict):
         case.body["user_id"] = "ada"  # open access is not bound to a user: name one
-    stateful = [positive_data_acceptance] if case.path.endswith("/import") else []
+    stateful = [positive_data_acceptance] if case.path.endswith(("/import", "/copy")) else []
     # Open mode trusts every caller it answers (loopback only), so a token is ignored.
     case.call_and_validate(excluded_checks=[ignored_auth, *stateful])
     assert bob_state(MEMORY) == BOB_BEFORE
