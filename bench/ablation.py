@@ -212,7 +212,8 @@ def evaluate(step: Step, prepared: list[_Prepared], ks: tuple[int, ...]) -> dict
         for number, query in enumerate(item.corpus.queries):
             started = time.perf_counter()
             cosine = _cosines(step, item.vectors, item.queries[number], item.lines[number])
-            weights = step.weights.for_query(query.text)
+            one_script = step.calibrated and bool(all(item.scripts[0] == mostly_cjk(query.text)))
+            weights = step.weights.for_query(query.text, one_script=one_script)
             evidence = _evidence(step, lexical, item, query.text, cosine, weights)
             parts = score_parts(
                 cosine, evidence, np.zeros(n), np.full(n, 0.9), weights,
