@@ -67,7 +67,10 @@ def steps() -> list[Step]:
         Step("+ time-aware scoring", timed),
         Step("+ lexical weight by script (0.2 words, 0.12 CJK)",
              replace(timed, lexical=default.lexical)),
-        Step("+ calibrated lexical evidence, translated, trusted by script = **default**",
+        Step("+ calibrated lexical evidence, translated, trusted by script",
+             replace(default, length_b=0.5, lexical_one_script=default.lexical,
+                     lexical_cjk_one_script=default.lexical_cjk), calibrated=True),
+        Step("+ translations by length (b 1.0), more lexical in one-script memories = **default**",
              default, calibrated=True),
         Step("candidate: + multi-line query vectors", default, line_weight=0.3,
              note="left out: loses on MADial dev; needs the query's lines embedded"),
@@ -212,7 +215,8 @@ def evaluate(step: Step, prepared: list[_Prepared], ks: tuple[int, ...]) -> dict
         for number, query in enumerate(item.corpus.queries):
             started = time.perf_counter()
             cosine = _cosines(step, item.vectors, item.queries[number], item.lines[number])
-            weights = step.weights.for_query(query.text)
+            one_script = step.calibrated and bool(all(item.scripts[0] == mostly_cjk(query.text)))
+            weights = step.weights.for_query(query.text, one_script=one_script)
             evidence = _evidence(step, lexical, item, query.text, cosine, weights)
             parts = score_parts(
                 cosine, evidence, np.zeros(n), np.full(n, 0.9), weights,

@@ -183,10 +183,12 @@ class UserIndex:
             rows = np.flatnonzero(self._mask(derived, query))
             if not rows.size:
                 return []
-            weights = weights.for_query(query.text)
-            cosine = self._vectors[rows] @ query.vector
-            age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
             same_script = derived.cjk[rows] == mostly_cjk(query.text)
+            weights = weights.for_query(query.text, one_script=bool(same_script.all()))
+            # Every fact in scope (the usual case): no copy of the whole matrix first.
+            every = rows.size == len(self._facts)
+            cosine = (self._vectors if every else self._vectors[rows]) @ query.vector
+            age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
             lexicon = _lexicon_for(query.text, derived)
             evidence = coverage(derived.lexical, query.text, lexicon, length_b=weights.length_b)
             trust = lexical_trust(same_script, cosine, weights.trust_top)

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from recallmem.retrieval.evidence import coverage
 from recallmem.retrieval.lexical import LexicalIndex, query_terms, stem, terms
+from recallmem.retrieval.lexicon import default_lexicon
 
 
 @pytest.mark.parametrize(
@@ -57,3 +59,19 @@ def test_a_question_word_alone_matches_nothing() -> None:
 
 def test_empty_index_scores_nothing() -> None:
     assert LexicalIndex([]).scores("anything").shape == (0,)
+
+
+def test_a_long_fact_matched_only_through_a_translation_earns_in_proportion_to_its_length() -> None:
+    # A chatty turn that mentions the coffee machine in passing, beside the short fact
+    # about it: both say 咖啡机, but a concept's dozens of translations match long facts
+    # by chance, so the turn (38 units against a mean of 21.5) keeps 21.5 / 38 of it.
+    facts = [
+        "咖啡机漏水",
+        "今天我和朋友去了一家新开的咖啡馆，聊了很久工作上的事情，后来又说起咖啡机坏了要修",
+    ]
+    found = coverage(LexicalIndex(facts), "coffee machine", default_lexicon(), length_b=1.0)
+    assert found.tolist() == pytest.approx([1.0, 21.5 / 38])
+    # Matched in its own words, a long fact is not discounted.
+    direct = coverage(LexicalIndex(["Fixed the coffee machine", "x " * 40 + "coffee machine"]),
+                      "coffee machine", None, length_b=1.0)  # fmt: skip
+    assert direct.tolist() == pytest.approx([1.0, 1.0])

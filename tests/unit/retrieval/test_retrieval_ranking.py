@@ -103,3 +103,35 @@ def test_same_script_evidence_is_trusted_by_the_script_of_the_nearest_facts() ->
     assert lexical_trust(same, np.array([0.3, 0.2, 0.9, 0.8]), 2).tolist() == [0, 0, 1, 1]
     assert lexical_trust(same, np.array([0.9, 0.8, 0.3, 0.2]), 2).tolist() == [1, 1, 1, 1]
     assert lexical_trust(np.zeros(0, dtype=bool), np.zeros(0), 3).size == 0
+
+
+def test_the_nearest_fact_decides_trust_most() -> None:
+    # Ranked by meaning: the query's own script first, then two facts in the other one
+    # (long chatty turns sit near every query). By rank, 1 / (1 + 1/2 + 1/3) = 6/11
+    # of the trust stays, where a plain share over the three would leave 1/3.
+    same = np.array([True, False, False])
+    trust = lexical_trust(same, np.array([0.60, 0.55, 0.50]), 3)
+    assert trust.tolist() == pytest.approx([6 / 11, 1.0, 1.0])
+    # The other way round, the same-script fact third: 1/3 / (11/6) = 2/11.
+    trust = lexical_trust(same, np.array([0.50, 0.60, 0.55]), 3)
+    assert trust.tolist() == pytest.approx([2 / 11, 1.0, 1.0])
+
+
+def test_the_nearest_fact_in_the_query_language_is_not_outvoted_by_a_translation() -> None:
+    # "Which school did I settle on for the MBA?": the English answer is nearest by
+    # meaning; a Chinese fact that also says "MBA", and a chatty Chinese turn, follow.
+    # Both facts that say MBA earn the same evidence; the nearest must stay first.
+    same = np.array([True, False, False])
+    cosine, evidence = np.array([0.600, 0.552, 0.55]), np.array([0.39, 0.39, 0.0])
+    weights = Weights().for_query("Which school did I settle on for the MBA?")
+    lexical = evidence * lexical_trust(same, cosine, weights.trust_top)
+    parts = score_parts(cosine, lexical, np.zeros(3), np.full(3, 0.9), weights)
+    assert int(np.argmax(fuse(parts, weights))) == 0
+
+
+def test_evidence_counts_more_when_every_candidate_is_in_the_query_script() -> None:
+    weights = Weights()
+    assert weights.for_query("Which book did I like?", one_script=True).lexical == 0.3
+    assert weights.for_query("我喜欢什么书", one_script=True).lexical == 0.2
+    assert weights.for_query("Which book did I like?").lexical == 0.2
+    assert weights.for_query("我喜欢什么书").lexical == 0.12
