@@ -1,4 +1,4 @@
-"""Observability: ``memory_retrieval`` and ``memory_extraction`` events.
+"""Observability: ``memory_retrieval``, ``memory_extraction`` and ``memory_maintenance`` events.
 
 Each event is logged as one structured record on the ``recallmem.events`` logger (the
 message is the event name and its JSON payload; ``record.event`` and ``record.data``
@@ -131,7 +131,25 @@ class ExtractionEvent:
         return asdict(self)
 
 
-Event = RetrievalEvent | ExtractionEvent
+@dataclass(frozen=True)
+class MaintenanceEvent:
+    """One user's maintenance run: the facts it expired, faded, purged and consolidated."""
+
+    name: ClassVar[str] = "memory_maintenance"
+
+    user_id: str
+    expired: tuple[str, ...] = ()
+    faded: tuple[str, ...] = ()
+    purged: tuple[str, ...] = ()
+    consolidated: tuple[str, ...] = ()
+    replayed: bool = False  # the plan was a crashed run's, finished now
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping (ids as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+Event = RetrievalEvent | ExtractionEvent | MaintenanceEvent
 
 
 def log_event(event: Event) -> None:
@@ -162,6 +180,7 @@ async def aemit(event: Event, config: RunnableConfig | None = None) -> None:
 __all__ = [
     "Event",
     "ExtractionEvent",
+    "MaintenanceEvent",
     "RetrievalEvent",
     "Trigger",
     "aemit",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
+from recallmem.lifecycle.decay import Decay
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.portability import ImportReport, accept_import, build_export
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
+    from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
     from recallmem.store.chroma import FactStore
 
 
@@ -88,6 +90,7 @@ class Memory:
 
             self.model = model_from_config(self.config)
         self.weights = Weights(half_life_days=self.config.recency_half_life_days)
+        self.decay = Decay.from_config(self.config)
         self.repository = FactRepository.open(self.config, self.embeddings)
 
     @property
@@ -112,9 +115,10 @@ class Memory:
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
-        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``. ``timezone``
-        (an IANA name or a ``tzinfo``; UTC if None) is the user's, where "yesterday" or
-        "上周" in the query begin and end.
+        whose ``valid_until`` has not passed, unless ``include_inactive``. The score's
+        ``confidence`` part is the decayed confidence (:mod:`recallmem.lifecycle.decay`).
+        ``k`` defaults to ``config.recall_k``. ``timezone`` (an IANA name or a ``tzinfo``;
+        UTC if None) is the user's, where "yesterday" or "上周" in the query begin and end.
         """
         query, k = check_query(query, self.config.recall_k if k is None else k)
         user_id = require_user(user_id)
@@ -127,6 +131,7 @@ class Memory:
             k=k,
             min_score=check_min_score(min_score),
             timezone=user_zone(timezone),
+            decay=self.decay,
         )
         return self.repository.search(user_id, search, self.weights)
 
@@ -183,10 +188,16 @@ class Memory:
         thread_id: str | None = None,
         source: Source | None = None,
         pinned: bool = False,
+        valid_until: datetime | str | None = None,
     ) -> Fact:
-        """Store one fact, or confirm the one it duplicates; returns the stored fact."""
+        """Store one fact, or confirm the one it duplicates; returns the stored fact.
+
+        ``valid_until`` (a timezone-aware datetime or an ISO 8601 string with an offset)
+        is when the fact stops being true: from then on it is not recalled. A past
+        value stores the fact already expired.
+        """
         item = {"content": content, "category": category, "confidence": confidence,
-                "source": source, "pinned": pinned}  # fmt: skip
+                "source": source, "pinned": pinned, "valid_until": valid_until}  # fmt: skip
         (fact,) = self.remember_many(
             [item], user_id=user_id, agent_id=agent_id, thread_id=thread_id
         )
@@ -203,7 +214,8 @@ class Memory:
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
         Each item is a mapping with ``content``, ``category`` and optionally
-        ``confidence``, ``pinned``, ``source``. Returns the stored fact for each item.
+        ``confidence``, ``pinned``, ``source``, ``valid_until``. Returns the stored fact
+        for each item.
         """
         user_id, now = require_user(user_id), utcnow()
         make = partial(new_fact, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
@@ -300,14 +312,37 @@ class Memory:
         return ExtractionPipeline.open(self.repository, self.model, self.config)
 
     def start_background(self) -> None:
-        """Extract queued windows in a background thread as they fall due.
+        """Extract queued windows in a background thread as they fall due, and maintain
+        each active user about once a day (:meth:`maintain`).
 
         Called by ``MemoryMiddleware``, the service and every ``observe``; opening a
-        ``Memory`` or reading from it never starts model calls. Without a model it does
-        nothing (windows stay queued).
+        ``Memory`` or reading from it never starts model calls. Without a model windows
+        stay queued.
         """
         if self.model is not None:
             self.extraction.start_background()
+        self.lifecycle.start_background()
+
+    # lifecycle -------------------------------------------------------------------
+
+    @cached_property
+    def lifecycle(self) -> Maintainer:
+        """Decay, expiry and purge of old faded facts (created on first use)."""
+        from recallmem.lifecycle.maintenance import open_maintainer
+
+        return open_maintainer(self.repository, self.extraction.queue, self.config)
+
+    def maintain(
+        self, *, now: datetime | None = None, user_id: str | None = None
+    ) -> MaintenanceReport:
+        """Expire facts past their ``valid_until``, fade facts whose decayed confidence
+        fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``.
+
+        For one user, or every user if None, as of ``now`` (timezone-aware; default the
+        current time). Journaled per user, so a crash loses nothing and applies nothing
+        twice; a second run at the same ``now`` changes nothing.
+        """
+        return self.lifecycle.maintain(now=now, user_id=user_id)
 
     def observe(
         self, messages: Sequence[Any], *, user_id: str, thread_id: str, agent_id: str | None = None
@@ -367,6 +402,8 @@ class Memory:
 
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
+        if "lifecycle" in self.__dict__:
+            self.lifecycle.stop(timeout)
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
         self.repository.flush_access_times()
@@ -392,6 +429,7 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
+    amaintain = async_twin(maintain)
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)

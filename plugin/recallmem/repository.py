@@ -268,7 +268,7 @@ class FactRepository:
         # later batches see earlier ones through the index.
         vectors = self.embed([c.content for c in candidates])
         with self._writing(candidates[0].user_id) as index:
-            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)
+            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3, now=now)
             merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)
             rows = [row for _, row in merged.embedded]
             embedded = [fact for fact, _ in merged.embedded]
@@ -311,6 +311,24 @@ class FactRepository:
                            for f in gone]  # fmt: skip
                 self._save(index, deleted)
             return len(facts)
+
+    def revise(
+        self, user_id: str, change: Callable[[list[Fact]], tuple[list[Fact], list[str]]]
+    ) -> tuple[list[Fact], list[str]]:
+        """Under the user's lock: ``change`` gets the user's facts as they are and returns
+        records to write and ids to purge; both happen before the lock is released."""
+        with self._writing(user_id) as index:
+            records, purge = change(index.facts())
+            if records:
+                self._save(index, records)
+            doomed = [f for i in purge if (f := index.get(i)) is not None]
+            if doomed:
+                self._purge(index, doomed, whole_user=False)
+            return records, [f.id for f in doomed]
+
+    def users(self) -> list[str]:
+        """Every user who ever wrote."""
+        return self.store.users()
 
     def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
         ids = {f.id for f in facts}

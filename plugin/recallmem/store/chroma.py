@@ -308,6 +308,12 @@ class FactStore:
             )
         return token
 
+    def users(self) -> list[str]:
+        """Every user who ever wrote (one revision token each), sorted."""
+        with self._errors("list users"):
+            got = self._scopes.get(where={"kind": {"$eq": "revision"}}, include=["metadatas"])
+        return sorted({str(m["user_id"]) for m in got["metadatas"] or []})
+
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
         """The stored profile of a user (and agent), if any."""
         with self._errors("read a profile"):
