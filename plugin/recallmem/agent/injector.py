@@ -27,6 +27,7 @@ from recallmem.agent.messages import (
 from recallmem.agent.scope import Scope
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.lifecycle.expiry import due_label, due_soon, is_expired
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
 from recallmem.retrieval.injection import (
@@ -36,10 +37,11 @@ from recallmem.retrieval.injection import (
     render_recall_hint,
     render_recalled,
 )
+from recallmem.retrieval.when import user_zone
 from recallmem.signals import Signals
 from recallmem.store.embeddings import recall_floor
 from recallmem.tokens import TokenCounter
-from recallmem.types import Category, Fact, Profile, ScoredFact
+from recallmem.types import Category, Fact, Profile, ScoredFact, utcnow
 
 Mode = Literal["hybrid", "tool", "auto"]
 Update = dict[str, Any] | None
@@ -112,15 +114,25 @@ class Injector:
             return self.memory.get_profile(user_id=scope.user_id)
         return own
 
-    def _corrections(self, scope: Scope) -> list[Fact]:
-        facts = self.memory.list(
-            user_id=scope.user_id, category=Category.CORRECTION, status="active", limit=100
-        )
+    def _in_scope(self, scope: Scope, category: Category) -> list[Fact]:
+        facts = self.memory.list(user_id=scope.user_id, category=category, status="active",
+                                 limit=100)  # fmt: skip
+        now = utcnow()
         return [
             f
             for f in facts
-            if f.agent_id in (None, scope.agent_id) and f.thread_id != scope.thread_id
+            if f.agent_id in (None, scope.agent_id)
+            and f.thread_id != scope.thread_id
+            and not is_expired(f, now)
         ]
+
+    def _corrections(self, scope: Scope) -> list[Fact]:
+        return self._in_scope(scope, Category.CORRECTION)
+
+    def _due(self, scope: Scope) -> list[tuple[Fact, str]]:
+        now, zone = utcnow(), user_zone(scope.timezone)
+        return [(f, due_label(f.valid_until, zone)) for f in self._in_scope(scope, Category.TODO)
+                if f.valid_until is not None and due_soon(f, now)]  # fmt: skip
 
     def _build_block(self, query: str, scope: Scope, today: date) -> tuple[MemoryBlock, Event]:
         relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
@@ -128,10 +140,11 @@ class Injector:
             self._profile(scope), self._corrections(scope), relevant,
             today=today, max_tokens=self.max_injection_tokens,
             correction_share=self.correction_share, counter=self.counter, spec=self.spec,
+            due=self._due(scope),
         )  # fmt: skip
         event = RetrievalEvent(
             user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(block.fact_ids) + len(block.correction_ids),
+            query=query, hits=len(block.fact_ids) + len(block.correction_ids) + len(block.due_ids),
             top_score=block.top_score, injected=not block.empty, trigger="injection",
             tokens=block.tokens,
         )  # fmt: skip

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from recallmem.cli import facts, queue, serve
+from recallmem.cli import facts, lifecycle, queue, serve
 from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (facts, queue, serve):
+    for group in (facts, queue, lifecycle, serve):
         group.register(sub)
     return parser
 

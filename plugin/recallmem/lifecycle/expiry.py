@@ -72,6 +72,20 @@ def valid_until_ts(fact: Fact) -> float:
     return NEVER if fact.valid_until is None else fact.valid_until.timestamp()
 
 
+def due_label(valid_until: datetime, zone: tzinfo) -> str:
+    """The due date as the user reads it: the local day a date-only deadline ends on, or
+    the local day and time.
+
+    >>> due_label(resolve_local("2026-12-11", UTC), UTC), due_label(datetime(2026, 12, 4, 17,
+    ...     tzinfo=UTC), UTC)
+    ('2026-12-11', '2026-12-04 17:00')
+    """
+    local = valid_until.astimezone(zone)
+    if local.time() == time():  # a whole day ends when the next begins
+        return (local.date() - timedelta(days=1)).isoformat()
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
 def due_soon(fact: Fact, now: datetime, within: timedelta = DUE_SOON) -> bool:
     """Whether an active todo falls due in ``within`` from ``now`` (and has not yet)."""
     return (

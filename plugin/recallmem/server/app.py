@@ -21,7 +21,17 @@ from fastapi import Depends, FastAPI
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.memory import Memory
-from recallmem.server import chat, facts, health, pages, portability, profile, queue, search
+from recallmem.server import (
+    chat,
+    facts,
+    health,
+    lifecycle,
+    pages,
+    portability,
+    profile,
+    queue,
+    search,
+)
 from recallmem.server.admission import Admission, declare_json_writes
 from recallmem.server.problems import install, reject_unknown_query
 from recallmem.server.schemas import ExportDocument
@@ -91,7 +101,7 @@ def create_app(
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
     strict = [Depends(reject_unknown_query)]
-    for module in (facts, search, profile, portability, queue, health, chat):
+    for module in (facts, search, profile, portability, queue, lifecycle, health, chat):
         app.include_router(module.router, dependencies=strict)
     app.include_router(pages.router)
     app.add_middleware(Admission, settings=settings)

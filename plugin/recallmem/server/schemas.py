@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from recallmem.limits import (
     DEFAULT_K,
@@ -53,6 +53,9 @@ class FactCreate(_Body):
     pinned: bool = False
     quote: str | None = Field(
         default=None, max_length=MAX_CONTENT_CHARS, description="Evidence in the user's words."
+    )
+    valid_until: AwareDatetime | None = Field(
+        default=None, description="When it stops being true (with an offset); past: expired."
     )
 
 
