@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 import numpy as np
@@ -94,3 +95,12 @@ def due_soon(fact: Fact, now: datetime, within: timedelta = DUE_SOON) -> bool:
         and fact.valid_until is not None
         and now < fact.valid_until <= now + within
     )
+
+
+def next_change(shown: Iterable[Fact], todos: Iterable[Fact], now: datetime) -> datetime | None:
+    """The first instant after ``now`` at which time alone changes what a memory block
+    shows: a shown fact's ``valid_until``, or a todo entering the due-soon window."""
+    ends = [f.valid_until for f in shown if f.valid_until is not None]
+    ends += [t.valid_until - DUE_SOON for t in todos if t.valid_until is not None]
+    later = [at for at in ends if at > now]
+    return min(later, default=None)

@@ -3,6 +3,7 @@ the user's zone; an expired fact is never injected."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -41,3 +42,20 @@ def test_without_a_due_todo_the_block_has_no_due_section(
     model = FakeChatModel(responses=["ok"])
     run(memory, model).say("Write the TypeScript report")
     assert "Due soon" not in model.requests[0][0].text
+
+
+def test_a_kept_block_is_rebuilt_when_a_fact_in_it_expires(
+    make_memory: Callable[..., Memory], run: type[Run]
+) -> None:
+    memory = make_memory()
+    memory.remember("Is in Tokyo until tonight", user_id="ada", category="context",
+                    valid_until=datetime.now(UTC) + timedelta(seconds=1.5))  # fmt: skip
+    memory.remember("Writes TypeScript", user_id="ada", category="knowledge")
+    model = FakeChatModel(responses=["ok"], cycle=True)
+    agent = run(memory, model)
+    agent.say("Where am I working from, Tokyo? TypeScript?")
+    assert "Is in Tokyo until tonight" in model.requests[-1][0].text
+    time.sleep(1.6)
+    agent.say("And tomorrow?")  # same thread, same day, same revision
+    first = model.requests[-1][0].text
+    assert "Is in Tokyo until tonight" not in first and "Writes TypeScript" in first
