@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|ablation|secrets|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|ablation|secrets|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.scale import scale
     from bench.secrets import secrets
     from bench.summary import summary
+    from bench.year import year
 
     return {
         "locomo": locomo,
@@ -38,6 +39,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "embedders": embedders,
         "secrets": secrets,
         "planner": planner,
+        "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -52,6 +54,7 @@ ORDER = (
     "peers",
     "scale",
     "secrets",
+    "year",
     "summary",
     "plots",
 )
