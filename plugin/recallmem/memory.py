@@ -238,11 +238,17 @@ class Memory:
         pinned: bool | None = None,
         status: str | Status | None = None,
         reason: str | None = None,
+        valid_until: datetime | str | None = None,
     ) -> Fact:
-        """Edit a fact; new content is re-embedded and the old text kept in history."""
+        """Edit a fact; new content is re-embedded and the old text kept in history.
+
+        ``status="active"`` restores a faded fact (its decay clock restarts); an expired
+        one also needs a later ``valid_until``.
+        """
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
+            valid_until=valid_until,
         ))  # fmt: skip
 
     def forget(

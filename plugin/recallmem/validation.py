@@ -246,6 +246,7 @@ def edit_fact(
     status: object = None,
     reason: str | None = None,
     secrets: SecretPolicy = "refuse",
+    valid_until: object = None,
 ) -> Fact:
     """The fact with the requested changes; a new text or category keeps the old in history.
 
@@ -262,6 +263,8 @@ def edit_fact(
         changes["confidence"] = check_confidence(confidence)
     if pinned is not None:
         changes["pinned"] = check_flag(pinned, "pinned")
+    if valid_until is not None:
+        changes["valid_until"] = check_valid_until(valid_until)
     if status is not None:
         try:
             changes["status"] = Status(str(status))

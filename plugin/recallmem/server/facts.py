@@ -171,6 +171,7 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
         pinned=body.pinned,
         status=body.status,
         reason=body.reason,
+        valid_until=body.valid_until,
     )
 
 

@@ -89,3 +89,16 @@ def test_exports_carry_the_new_fields_and_older_exports_still_import(memory: Mem
     ]}  # fmt: skip
     memory.import_(older)
     assert memory.get("old-row").valid_until is None
+
+
+def test_an_expired_fact_comes_back_with_a_later_valid_until(memory: Memory) -> None:
+    fact = memory.remember("Trip to Lisbon", user_id="ada", category="context",
+                           valid_until=datetime(2020, 1, 1, tzinfo=UTC))  # fmt: skip
+    memory.maintain(user_id="ada")
+    later = datetime.now(UTC) + timedelta(days=3)
+    back = memory.update(fact.id, status="active", valid_until=later)
+    assert back.status is Status.ACTIVE and back.valid_until == later
+    assert recalled(memory, "Trip to Lisbon") == ["Trip to Lisbon"]
+    assert memory.maintain(user_id="ada").expired == ()
+    with pytest.raises(InvalidInputError, match="has no time zone"):
+        memory.update(fact.id, valid_until="2031-01-01T00:00")

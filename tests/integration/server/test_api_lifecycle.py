@@ -43,3 +43,12 @@ def test_maintaining_every_user_takes_an_admin_token(
     assert ada.post("/v1/users/bob/maintain", headers=JSON).status_code == 403
     report = admin.post("/v1/maintain", headers=JSON).json()
     assert report["users"] == ["ada", "bob"] and len(report["expired"]) == 2
+
+
+def test_a_patch_moves_valid_until(ada: TestClient, add_fact: Any) -> None:
+    fact = add_fact(ada, "Trip to Lisbon", category="context", valid_until=PAST)
+    patched = ada.patch(f"/v1/users/me/facts/{fact['id']}",
+                        json={"valid_until": "2100-01-01T00:00:00+00:00"}, headers=JSON)  # fmt: skip
+    assert patched.status_code == 200 and patched.json()["valid_until"] == "2100-01-01T00:00:00Z"
+    hits = ada.post("/v1/users/me/search", json={"query": "Lisbon trip"}, headers=JSON).json()
+    assert [h["fact"]["id"] for h in hits["hits"]] == [fact["id"]]

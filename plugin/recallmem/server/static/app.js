@@ -143,7 +143,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
     el("div", { className: "actions" },
       el("button", { id: "edit", type: "button", onclick: () => startEdit(fact) }, "Edit"),
       el("button", { id: "pin", type: "button", onclick: () => guarded(() => togglePin(fact)) }, fact.pinned ? "Unpin" : "Pin"),
-      ["faded", "expired"].includes(fact.status)
+      fact.status === "faded"
         ? el("button", { id: "restore", type: "button", onclick: () => guarded(() => restore(fact)) }, "Restore")
         : null,
       el("button", { id: "delete", type: "button", className: "danger", onclick: () => guarded(() => confirmDelete(fact)) }, "Delete"),
@@ -207,7 +207,7 @@ async function togglePin(fact) {
 }
 
 async function restore(fact) {
-  // Back to active: a faded fact's decay clock restarts; an expired one needs a later valid_until.
+  // Back to active: the edit restarts the faded fact's decay clock.
   await api("PATCH", userPath(`/facts/${encodeURIComponent(fact.id)}`), { status: "active" });
   say("Restored: back in recall.");
   await Promise.all([showDetail(fact.id), loadFacts()]);
