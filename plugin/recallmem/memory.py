@@ -336,7 +336,7 @@ class Memory:
         """Decay, expiry and purge of old faded facts (created on first use)."""
         from recallmem.lifecycle.maintenance import open_maintainer
 
-        return open_maintainer(self.repository, self.extraction.queue, self.config)
+        return open_maintainer(self.repository, self.config)
 
     def maintain(
         self, *, now: datetime | None = None, user_id: str | None = None
@@ -409,7 +409,7 @@ class Memory:
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
         if "lifecycle" in self.__dict__:
-            self.lifecycle.stop(timeout)
+            self.lifecycle.close(timeout)
         if "extraction" in self.__dict__:
             self.extraction.close(timeout)
         self.repository.flush_access_times()

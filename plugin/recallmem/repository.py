@@ -313,24 +313,39 @@ class FactRepository:
             return len(facts)
 
     def revise(
-        self, user_id: str, change: Callable[[list[Fact]], tuple[list[Fact], list[str]]]
+        self,
+        user_id: str,
+        change: Callable[[list[Fact]], tuple[list[Fact], list[str]]],
+        *,
+        scrub: bool = True,
     ) -> tuple[list[Fact], list[str]]:
         """Under the user's lock: ``change`` gets the user's facts as they are and returns
-        records to write and ids to purge; both happen before the lock is released."""
+        records to write and ids to purge; both happen before the lock is released.
+
+        ``scrub=False`` leaves the purged bytes to a later :meth:`scrub` (one for many
+        users, as a maintenance run does)."""
         with self._writing(user_id) as index:
             records, purge = change(index.facts())
             if records:
                 self._save(index, records)
             doomed = [f for i in purge if (f := index.get(i)) is not None]
             if doomed:
-                self._purge(index, doomed, whole_user=False)
+                self._purge(index, doomed, whole_user=False, scrub=scrub)
             return records, [f.id for f in doomed]
+
+    def scrub(self) -> None:
+        """Leave no byte of purged facts in the embedded store's files (docs/architecture.md)."""
+        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
+            with self._scrub_lock:
+                scrub_chroma(self.store.path)
 
     def users(self) -> list[str]:
         """Every user who ever wrote."""
         return self.store.users()
 
-    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
+    def _purge(
+        self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool, scrub: bool = True
+    ) -> None:
         ids = {f.id for f in facts}
         keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
         self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
@@ -340,9 +355,8 @@ class FactRepository:
         index.remove(ids)
         self._access.take(index.user_id)
         index.revision = self.store.bump_revision(index.user_id)
-        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
-            with self._scrub_lock:
-                scrub_chroma(self.store.path)
+        if scrub:
+            self.scrub()
 
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""

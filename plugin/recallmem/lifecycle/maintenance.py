@@ -13,6 +13,7 @@ merges this run applied, which is empty.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -21,13 +22,13 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import InvalidInputError
+from recallmem.errors import InvalidInputError, QueueUnavailableError, StoreError
 from recallmem.events import MaintenanceEvent, log_event
-from recallmem.extraction.queue import QueueStore
+from recallmem.extraction.queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
 from recallmem.lifecycle.decay import Decay
 from recallmem.lifecycle.journal import MaintenanceJournal
-from recallmem.lifecycle.plan import MaintenancePlan, apply_maintenance, plan_maintenance
+from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 from recallmem.validation import require_user
 
@@ -40,9 +41,17 @@ class LifecyclePort(Protocol):
         ...
 
     def revise(
-        self, user_id: str, change: Callable[[list[Fact]], tuple[list[Fact], list[str]]]
+        self,
+        user_id: str,
+        change: Callable[[list[Fact]], tuple[list[Fact], list[str]]],
+        *,
+        scrub: bool = True,
     ) -> tuple[list[Fact], list[str]]:
         """Apply ``change`` under the user's lock; returns records written, ids purged."""
+        ...
+
+    def scrub(self) -> None:
+        """Leave no byte of purged facts in the store's files."""
         ...
 
     def users(self) -> list[str]:
@@ -117,9 +126,24 @@ class Maintainer:
         return self._run(now or utcnow(), users)
 
     def _run(self, now: datetime, users: Sequence[str] | None) -> MaintenanceReport:
-        report = MaintenanceReport(at=now)
-        for user_id in self.facts.users() if users is None else users:
-            report = report.merge(self._user(user_id, now))
+        # Purged bytes are scrubbed once for the whole run (scrubbing rewrites Chroma's
+        # files); also after a failure, and after replaying a plan that purged, since a
+        # crash may have come between its purge and its scrub.
+        report, dirty = MaintenanceReport(at=now), False
+        try:
+            for user_id in self.facts.users() if users is None else users:
+                step, replayed_purge = self._user(user_id, now)
+                report, dirty = report.merge(step), dirty or replayed_purge or bool(step.purged)
+        except BaseException:
+            dirty = True
+            raise
+        finally:
+            if dirty:
+                started = time.perf_counter()
+                self.facts.scrub()
+                report = report.model_copy(
+                    update={"seconds": report.seconds + time.perf_counter() - started}
+                )
         return report
 
     def run_due(self, now: datetime | None = None) -> MaintenanceReport:
@@ -136,11 +160,15 @@ class Maintainer:
         """Maintain each active user about once per ``maintenance_interval_hours``."""
         self._worker.poke()
 
-    def stop(self, timeout: float) -> bool:
-        """Stop the background run after its current user; True if it stopped in time."""
-        return self._worker.stop(timeout)
+    def close(self, timeout: float) -> bool:
+        """Stop the background run after its current user and close the journal's file;
+        True if the run stopped in time (the file is then closed)."""
+        stopped = self._worker.stop(timeout)
+        if stopped:
+            self.journal.queue.close()
+        return stopped
 
-    def _user(self, user_id: str, now: datetime) -> MaintenanceReport:
+    def _user(self, user_id: str, now: datetime) -> tuple[MaintenanceReport, bool]:
         started = time.perf_counter()
         report = MaintenanceReport(at=now, users=(user_id,))
         left = self.journal.pending(user_id)
@@ -153,15 +181,16 @@ class Maintainer:
             self.journal.record(plan)
             report = report.merge(self._apply(plan, replayed=False))
         self.journal.done(user_id, now.timestamp())
-        return report.model_copy(
+        report = report.model_copy(
             update={"users": (user_id,), "seconds": time.perf_counter() - started}
         )
+        return report, left is not None and bool(left.ids(Purge))
 
     def _apply(self, plan: MaintenancePlan, *, replayed: bool) -> MaintenanceReport:
         def change(facts: list[Fact]) -> tuple[list[Fact], list[str]]:
             return apply_maintenance(plan, {f.id: f for f in facts})
 
-        records, purged = self.facts.revise(plan.user_id, change)
+        records, purged = self.facts.revise(plan.user_id, change, scrub=False)
         expired = tuple(r.id for r in records if r.status is Status.EXPIRED)
         faded = tuple(r.id for r in records if r.status is Status.FADED)
         if records or purged:
@@ -172,6 +201,12 @@ class Maintainer:
         )
 
 
-def open_maintainer(facts: LifecyclePort, queue: QueueStore, config: MemoryConfig) -> Maintainer:
-    """A maintainer journaling in the extraction queue's file."""
-    return Maintainer(facts, MaintenanceJournal(queue), config)
+def open_maintainer(facts: LifecyclePort, config: MemoryConfig) -> Maintainer:
+    """A maintainer journaling in the extraction queue's file, on a connection of its own
+    (maintenance needs none of the extraction pipeline's prompts or signals); a queue file
+    that cannot be read raises QueueUnavailableError, saying what to do."""
+    try:
+        queue = QueueStore(config.queue_path, Timing.from_config(config))
+        return Maintainer(facts, MaintenanceJournal(queue), config)
+    except (StoreError, sqlite3.DatabaseError) as exc:
+        raise QueueUnavailableError(config.queue_path, exc) from exc

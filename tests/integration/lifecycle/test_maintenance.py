@@ -51,7 +51,7 @@ def test_a_crash_between_journal_and_apply_loses_nothing(
     expired, stale, _ = seed(memory)
     now = datetime.now(UTC)
 
-    def crash(*args: object) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
         raise CrashError
 
     monkeypatch.setattr(memory.repository, "revise", crash)
@@ -77,7 +77,7 @@ def test_a_crash_after_apply_applies_nothing_twice(
     journal = memory.lifecycle.journal
     done = journal.done
 
-    def crash(*args: object) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
         raise CrashError
 
     monkeypatch.setattr(journal, "done", crash)
