@@ -303,6 +303,10 @@ def year(quick: bool = False, write: bool = True) -> dict[str, Any]:
             "run's time divided by the users it maintained; a run that purges also "
             "scrubs Chroma's files once (a child process), which is most of what it costs.\n\n"
             f"{table}\n\n![Facts stored by status over the year](img/{image.name})\n\n"
+            "Context facts said once fade after about seven weeks and are purged 90 days "
+            "later, so the faded line levels off; what still grows is expired facts (kept "
+            "for audit) and knowledge facts said once (a 360-day half-life: they fade after "
+            "about 19 months, past the end of the year).\n\n"
             f"{machine_note()} The machine was shared with other jobs: latencies are noisy.\n"
         )
         write_section("year", body)
