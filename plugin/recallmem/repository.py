@@ -45,6 +45,8 @@ from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
+Revised = tuple[list[Fact], list[str]]  # records written, ids purged
+Revise = Callable[[list[Fact]], Revised]
 _MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
 
@@ -312,18 +314,10 @@ class FactRepository:
                 self._save(index, deleted)
             return len(facts)
 
-    def revise(
-        self,
-        user_id: str,
-        change: Callable[[list[Fact]], tuple[list[Fact], list[str]]],
-        *,
-        scrub: bool = True,
-    ) -> tuple[list[Fact], list[str]]:
-        """Under the user's lock: ``change`` gets the user's facts as they are and returns
-        records to write and ids to purge; both happen before the lock is released.
-
-        ``scrub=False`` leaves the purged bytes to a later :meth:`scrub` (one for many
-        users, as a maintenance run does)."""
+    def revise(self, user_id: str, change: Revise, *, scrub: bool = True) -> Revised:
+        """Under the user's lock, write the records and purge the ids ``change`` returns for
+        the user's facts as they are; ``scrub=False`` leaves the purged bytes to one later
+        :meth:`scrub` (a maintenance run's, for all its users)."""
         with self._writing(user_id) as index:
             records, purge = change(index.facts())
             if records:
@@ -334,8 +328,9 @@ class FactRepository:
             return records, [f.id for f in doomed]
 
     def scrub(self) -> None:
-        """Leave no byte of purged facts in the embedded store's files (docs/architecture.md)."""
-        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
+        """Leave no byte of purged facts in the embedded store's files (a Chroma server
+        keeps its own files: docs/api.md)."""
+        if self.store.path is not None:
             with self._scrub_lock:
                 scrub_chroma(self.store.path)
 
@@ -343,9 +338,8 @@ class FactRepository:
         """Every user who ever wrote."""
         return self.store.users()
 
-    def _purge(
-        self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool, scrub: bool = True
-    ) -> None:
+    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool,
+               scrub: bool = True) -> None:  # fmt: skip
         ids = {f.id for f in facts}
         keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
         self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
