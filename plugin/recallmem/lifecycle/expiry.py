@@ -5,13 +5,13 @@ that instant; the check is made at query time, so no maintenance run is needed f
 it. Maintenance later sets its status to ``expired``, for audit.
 
 >>> from datetime import UTC, datetime, timedelta
->>> from recallmem.types import Fact
+>>> from recallmem.types import Category, Fact
 >>> now = datetime(2026, 6, 1, tzinfo=UTC)
 >>> trip = Fact(content="Trip to Tokyo", category="context", user_id="u",
 ...             valid_until=now + timedelta(days=1))
 >>> is_expired(trip, now), is_expired(trip, now + timedelta(days=2))
 (False, True)
->>> due_soon(trip.model_copy(update={"category": "todo"}), now)
+>>> due_soon(trip.model_copy(update={"category": Category.TODO}), now)
 True
 """
 
