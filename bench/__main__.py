@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|consolidation|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.scale_cold import scale_cold
     from bench.secrets import secrets
     from bench.summary import summary
+    from bench.year import year
 
     return {
         "locomo": locomo,
@@ -42,6 +43,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "secrets": secrets,
         "planner": planner,
         "consolidation": consolidation,
+        "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -58,6 +60,7 @@ ORDER = (
     "scale-cold",
     "secrets",
     "consolidation",
+    "year",
     "summary",
     "plots",
 )

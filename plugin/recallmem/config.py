@@ -70,6 +70,32 @@ class MemoryConfig(BaseSettings):
         description="Facts whose users' hot indexes one process keeps (about 4 KB each).",
     )
 
+    # Lifecycle (recallmem.lifecycle: decay, expiry, maintenance)
+    decay_half_life_days: float = Field(
+        default=180.0,
+        gt=0,
+        description=(
+            "Days after which an unpinned fact not confirmed, recalled or edited counts at "
+            "half its confidence; scaled per category (identity 4x, context 1/6x)."
+        ),
+    )
+    fade_below: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="Effective confidence below which maintenance fades a fact (out of recall).",
+    )
+    faded_retention_days: float = Field(
+        default=90.0,
+        ge=0,
+        description="Days a faded fact stays restorable before maintenance purges it.",
+    )
+    maintenance_interval_hours: float = Field(
+        default=24.0,
+        gt=0,
+        description="How often the background worker maintains each active user.",
+    )
+
     # Extraction
     min_confidence: float = Field(default=0.7, ge=0.0, le=1.0)
     max_facts_per_scope: int = Field(default=1000, ge=10)

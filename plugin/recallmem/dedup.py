@@ -59,6 +59,7 @@ def confirm(old: Fact, new: Fact, now: datetime) -> Fact:
             "last_confirmed_at": now,
             "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
             "sources": (*old.sources, *new.sources)[-MAX_SOURCES:],
+            "valid_until": new.valid_until or old.valid_until,  # the latest date said wins
         }
     )
 

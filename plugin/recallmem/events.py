@@ -1,4 +1,4 @@
-"""Observability: ``memory_retrieval`` and ``memory_extraction`` events.
+"""Observability: ``memory_retrieval``, ``memory_extraction`` and ``memory_maintenance`` events.
 
 Each event is logged as one structured record on the ``recallmem.events`` logger (the
 message is the event name and its JSON payload; ``record.event`` and ``record.data``
@@ -212,7 +212,25 @@ class CopyEvent:
         return asdict(self)
 
 
-Event = RetrievalEvent | ExtractionEvent | ConsolidationEvent | CopyEvent
+@dataclass(frozen=True)
+class MaintenanceEvent:
+    """One user's maintenance run: the facts it expired, faded, purged and consolidated."""
+
+    name: ClassVar[str] = "memory_maintenance"
+
+    user_id: str
+    expired: tuple[str, ...] = ()
+    faded: tuple[str, ...] = ()
+    purged: tuple[str, ...] = ()
+    consolidated: tuple[str, ...] = ()
+    replayed: bool = False  # the plan was a crashed run's, finished now
+
+    def payload(self) -> dict[str, Any]:
+        """The event as a JSON-ready mapping (ids as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+Event = RetrievalEvent | ExtractionEvent | MaintenanceEvent | ConsolidationEvent | CopyEvent
 
 
 def log_event(event: Event) -> None:
@@ -245,6 +263,7 @@ __all__ = [
     "CopyEvent",
     "Event",
     "ExtractionEvent",
+    "MaintenanceEvent",
     "RetrievalEvent",
     "Trigger",
     "aemit",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -29,6 +30,7 @@ from recallmem.config import MemoryConfig
 from recallmem.embedders import default_embeddings
 from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate, moment
 from recallmem.lifecycle.copying import check_ids, copy_facts
+from recallmem.lifecycle.decay import Decay
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.operations.extracting import Extracting, configured_model
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
+    from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
     from recallmem.store.chroma import FactStore
 
 
@@ -76,7 +79,7 @@ class Memory:
         self.weights = Weights(half_life_days=config.recency_half_life_days)
         self.repository = repository = FactRepository.open(config, self.embeddings)
         self._extracting = Extracting(repository, self.model, config)
-        self._reading = Reading(repository, config, self.weights)
+        self._reading = Reading(repository, config, self.weights, Decay.from_config(config))
         self._writing = Writing(repository, config, self._extracting)
         self._porting = Porting(repository, config)
 
@@ -94,9 +97,10 @@ class Memory:
         """The user's facts most relevant to ``query``, best first, with score parts.
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
-        unless ``include_inactive``. ``k`` defaults to ``config.recall_k``. ``timezone``
-        (an IANA name or a ``tzinfo``; UTC if None) is the user's, where "yesterday" or
-        "上周" in the query begin and end.
+        whose ``valid_until`` has not passed, unless ``include_inactive``. The score's
+        ``confidence`` part is the decayed confidence (:mod:`recallmem.lifecycle.decay`).
+        ``k`` defaults to ``config.recall_k``. ``timezone`` (an IANA name or a ``tzinfo``;
+        UTC if None) is the user's, where "yesterday" or "上周" in the query begin and end.
         """
         return self._reading.recall(query, user_id=user_id, k=k, agent_id=agent_id,
             categories=categories, min_score=min_score, include_inactive=include_inactive,
@@ -133,10 +137,16 @@ class Memory:
     def remember(self, content: str, *, user_id: str, category: str | Category,
                  confidence: float = 0.9, agent_id: str | None = None,
                  thread_id: str | None = None, source: Source | None = None,
-                 pinned: bool = False) -> Fact:  # fmt: skip
-        """Store one fact, or confirm the one it duplicates; returns the stored fact."""
+                 pinned: bool = False, valid_until: datetime | str | None = None,
+                 ) -> Fact:  # fmt: skip
+        """Store one fact, or confirm the one it duplicates; returns the stored fact.
+
+        ``valid_until`` (a timezone-aware datetime or an ISO 8601 string with an offset)
+        is when the fact stops being true: from then on it is not recalled. A past
+        value stores the fact already expired.
+        """
         item = {"content": content, "category": category, "confidence": confidence,
-                "source": source, "pinned": pinned}  # fmt: skip
+                "source": source, "pinned": pinned, "valid_until": valid_until}  # fmt: skip
         facts = self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)
         return facts[0]
 
@@ -146,7 +156,8 @@ class Memory:
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
         Each item is a mapping with ``content``, ``category`` and optionally
-        ``confidence``, ``pinned``, ``source``. Returns the stored fact for each item.
+        ``confidence``, ``pinned``, ``source``, ``valid_until``. Returns the stored fact
+        for each item.
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
                                            thread_id=thread_id)  # fmt: skip
@@ -158,10 +169,16 @@ class Memory:
     def update(self, fact_id: str, *, user_id: str | None = None, content: str | None = None,
                category: str | Category | None = None, confidence: float | None = None,
                pinned: bool | None = None, status: str | Status | None = None,
-               reason: str | None = None) -> Fact:  # fmt: skip
-        """Edit a fact; new content is re-embedded and the old text kept in history."""
+               reason: str | None = None, valid_until: datetime | str | None = None,
+               ) -> Fact:  # fmt: skip
+        """Edit a fact; new content is re-embedded and the old text kept in history.
+
+        ``status="active"`` restores a faded fact (its decay clock restarts); an expired
+        one also needs a later ``valid_until``.
+        """
         return self._writing.update(fact_id, user_id, content=content, category=category,
-            confidence=confidence, pinned=pinned, status=status, reason=reason)  # fmt: skip
+            confidence=confidence, pinned=pinned, status=status, reason=reason,
+            valid_until=valid_until)  # fmt: skip
 
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
                thread_id: str | None = None, agent_id: str | None = None,
@@ -254,13 +271,36 @@ class Memory:
         return self._extracting.in_use
 
     def start_background(self) -> None:
-        """Extract queued windows in a background thread as they fall due.
+        """Extract queued windows in a background thread as they fall due, and maintain
+        each active user about once a day (:meth:`maintain`).
 
         Called by ``MemoryMiddleware``, the service and every ``observe``; opening a
-        ``Memory`` or reading from it never starts model calls. Without a model it does
-        nothing (windows stay queued).
+        ``Memory`` or reading from it never starts model calls. Without a model windows
+        stay queued.
         """
         self._extracting.start_background()
+        self.lifecycle.start_background()
+
+    # lifecycle -------------------------------------------------------------------
+
+    @cached_property
+    def lifecycle(self) -> Maintainer:
+        """Decay, expiry and purge of old faded facts (created on first use)."""
+        from recallmem.lifecycle.maintenance import open_maintainer
+
+        return open_maintainer(self.repository, self.config)
+
+    def maintain(
+        self, *, now: datetime | None = None, user_id: str | None = None
+    ) -> MaintenanceReport:
+        """Expire facts past their ``valid_until``, fade facts whose decayed confidence
+        fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``.
+
+        For one user, or every user if None, as of ``now`` (timezone-aware; default the
+        current time). Journaled per user, so a crash loses nothing and applies nothing
+        twice; a second run at the same ``now`` changes nothing.
+        """
+        return self.lifecycle.maintain(now=now, user_id=user_id)
 
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
                 agent_id: str | None = None) -> Observation:  # fmt: skip
@@ -312,6 +352,8 @@ class Memory:
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
         self._extracting.close(timeout)
+        if "lifecycle" in self.__dict__:
+            self.lifecycle.close(timeout)
         self.repository.flush_access_times()
         self.store.close()
 
@@ -335,6 +377,7 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
+    amaintain = async_twin(maintain)
     aconsolidate = async_twin(consolidate)
     acopy = async_twin(copy)
     aobserve = async_twin(observe)

@@ -51,6 +51,9 @@ Neighbours = list[list[tuple[Fact, float]]]
 # Facts embedded, folded and written as one step; the next step is embedded meanwhile
 # (recallmem.ahead). Smaller steps overlap more but pay Chroma's per-call cost more often.
 _WRITE_STEP = 50
+Revised = tuple[list[Fact], list[str]]  # records written, ids purged
+Revise = Callable[[list[Fact]], Revised]
+_MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
 
 class FactRepository:
@@ -288,7 +291,7 @@ class FactRepository:
         # A step is compared with itself as one matrix; later steps see earlier ones through
         # the index. Each step is a whole write (Chroma, revision, index) of its own.
         with self._writing(candidates[0].user_id) as index:
-            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3)
+            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3, now=now)
             merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)
             rows = [row for _, row in merged.embedded]
             embedded = [fact for fact, _ in merged.embedded]
@@ -332,7 +335,32 @@ class FactRepository:
                 self._save(index, deleted)
             return len(facts)
 
-    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool) -> None:
+    def revise(self, user_id: str, change: Revise, *, scrub: bool = True) -> Revised:
+        """Under the user's lock, write the records and purge the ids ``change`` returns for
+        the user's facts as they are; ``scrub=False`` leaves the purged bytes to one later
+        :meth:`scrub` (a maintenance run's, for all its users)."""
+        with self._writing(user_id) as index:
+            records, purge = change(index.facts())
+            if records:
+                self._save(index, records)
+            doomed = [f for i in purge if (f := index.get(i)) is not None]
+            if doomed:
+                self._purge(index, doomed, whole_user=False, scrub=scrub)
+            return records, [f.id for f in doomed]
+
+    def scrub(self) -> None:
+        """Leave no byte of purged facts in the embedded store's files (a Chroma server
+        keeps its own files: docs/api.md)."""
+        if self.store.path is not None:
+            with self._scrub_lock:
+                scrub_chroma(self.store.path)
+
+    def users(self) -> list[str]:
+        """Every user who ever wrote."""
+        return self.store.users()
+
+    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool,
+               scrub: bool = True) -> None:  # fmt: skip
         ids = {f.id for f in facts}
         keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
         self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
@@ -342,9 +370,8 @@ class FactRepository:
         index.remove(ids)
         self._access.take(index.user_id)
         index.revision = self.store.revisions.record_write(index.user_id, index.revision)
-        if self.store.path is not None:  # a Chroma server keeps its own files (docs/api.md)
-            with self._scrub_lock:
-                scrub_chroma(self.store.path)
+        if scrub:
+            self.scrub()
 
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""

@@ -57,6 +57,8 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
     DONE = "done"
     DELETED = "deleted"
+    FADED = "faded"  # decayed below ``fade_below``: out of recall, restorable, purged later
+    EXPIRED = "expired"  # past its ``valid_until``: kept for audit (recallmem.lifecycle)
 
 
 class Source(BaseModel):
@@ -137,6 +139,10 @@ class Fact(BaseModel):
     updated_at: UtcDatetime = Field(default_factory=utcnow)
     last_accessed_at: UtcDatetime | None = None
     last_confirmed_at: UtcDatetime | None = None
+    valid_until: UtcDatetime | None = Field(
+        default=None,
+        description="When a time-bound fact stops being true; from then on it is not recalled.",
+    )
     item: StoreItem | None = Field(
         default=None, description="Set when the fact was written through a LangGraph store."
     )

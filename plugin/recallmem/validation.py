@@ -11,7 +11,7 @@ recallmem.errors.InvalidInputError: unknown category 'hobby'; use one of: identi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,8 +26,9 @@ from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Profile, Revision
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 _ITEM_KEYS = frozenset(
-    {"content", "category", "confidence", "source", "pinned", "source_error", "item"}
-)
+    {"content", "category", "confidence", "source", "pinned", "source_error", "item",
+     "valid_until"}
+)  # fmt: skip
 
 
 def require_user(user_id: object) -> str:
@@ -151,6 +152,32 @@ def check_confidence(value: object) -> float:
     return float(value)
 
 
+def check_valid_until(value: object) -> datetime | None:
+    """When a fact stops being true: a timezone-aware datetime, an ISO 8601 string with an
+    offset, or None. A naive time is refused: it could be any of 24 time zones."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidInputError(
+                f"valid_until {value!r} is not an ISO 8601 time; write it like "
+                "'2026-12-08T18:00:00+08:00' (with the offset of the user's time zone)"
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidInputError(
+            f"valid_until must be a datetime or an ISO 8601 string, got {_type_name(value)}"
+        )
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(
+            f"valid_until {value.isoformat()} has no time zone; give one, e.g. "
+            "datetime(2026, 12, 8, 18, tzinfo=ZoneInfo('Asia/Shanghai')) or "
+            "'2026-12-08T18:00:00+08:00' (a past time stores the fact already expired)"
+        )
+    return value.astimezone(UTC)
+
+
 def check_query(query: object, k: object) -> tuple[str, int]:
     """A non-empty query and a sane k (:mod:`recallmem.limits`)."""
     return _check_query_text(query), check_k(k)
@@ -188,6 +215,7 @@ def new_fact(
             source_error=optional_text(item.get("source_error"), "source_error"),
             pinned=check_flag(item.get("pinned", False), "pinned"),
             item=item.get("item"),
+            valid_until=check_valid_until(item.get("valid_until")),
             created_at=now,
             updated_at=now,
         )
@@ -218,6 +246,7 @@ def edit_fact(
     status: object = None,
     reason: str | None = None,
     secrets: SecretPolicy = "refuse",
+    valid_until: object = None,
 ) -> Fact:
     """The fact with the requested changes; a new text or category keeps the old in history.
 
@@ -234,6 +263,8 @@ def edit_fact(
         changes["confidence"] = check_confidence(confidence)
     if pinned is not None:
         changes["pinned"] = check_flag(pinned, "pinned")
+    if valid_until is not None:
+        changes["valid_until"] = check_valid_until(valid_until)
     if status is not None:
         try:
             changes["status"] = Status(str(status))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -28,6 +28,7 @@ from recallmem.agent.scope import Scope
 from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.lifecycle.expiry import due_label, due_soon, is_expired, next_change
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
 from recallmem.retrieval.injection import (
@@ -37,13 +38,24 @@ from recallmem.retrieval.injection import (
     render_recall_hint,
     render_recalled,
 )
+from recallmem.retrieval.when import user_zone
 from recallmem.signals import Signals
 from recallmem.tokens import TokenCounter
-from recallmem.types import Category, Fact, Profile, ScoredFact
+from recallmem.types import Category, Fact, Profile, ScoredFact, utcnow
 
 Mode = Literal["hybrid", "tool", "auto"]
 Update = dict[str, Any] | None
 log = logging.getLogger("recallmem.agent")
+
+
+def _still_timely(until: object) -> bool:
+    """Whether a block marked valid ``until`` (ISO, or absent) may stay as it is."""
+    if until is None:
+        return True
+    try:
+        return utcnow() < datetime.fromisoformat(str(until))
+    except (TypeError, ValueError):
+        return False  # a marker we cannot read: rebuild rather than keep stale facts
 
 
 @dataclass(frozen=True)
@@ -112,30 +124,47 @@ class Injector:
             return self.memory.get_profile(user_id=scope.user_id)
         return own
 
-    def _corrections(self, scope: Scope) -> list[Fact]:
-        facts = self.memory.list(
-            user_id=scope.user_id, category=Category.CORRECTION, status="active", limit=100
-        )
+    def _in_scope(self, scope: Scope, category: Category) -> list[Fact]:
+        facts = self.memory.list(user_id=scope.user_id, category=category, status="active",
+                                 limit=100)  # fmt: skip
+        now = utcnow()
         return [
             f
             for f in facts
-            if f.agent_id in (None, scope.agent_id) and f.thread_id != scope.thread_id
+            if f.agent_id in (None, scope.agent_id)
+            and f.thread_id != scope.thread_id
+            and not is_expired(f, now)
         ]
 
-    def _build_block(self, query: str, scope: Scope, today: date) -> tuple[MemoryBlock, Event]:
+    def _corrections(self, scope: Scope) -> list[Fact]:
+        return self._in_scope(scope, Category.CORRECTION)
+
+    def _build_block(
+        self, query: str, scope: Scope, today: date
+    ) -> tuple[MemoryBlock, Event, datetime | None]:
+        """The block, its event, and when time alone changes it (a fact in it expires or a
+        todo falls due soon), so a block kept by date and revision is rebuilt then."""
+        now, zone = utcnow(), user_zone(scope.timezone)
         relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
+        corrections, todos = self._corrections(scope), self._in_scope(scope, Category.TODO)
+        due = [(f, due_label(f.valid_until, zone)) for f in todos
+               if f.valid_until is not None and due_soon(f, now)]  # fmt: skip
         block = build_block(
-            self._profile(scope), self._corrections(scope), relevant,
+            self._profile(scope), corrections, relevant,
             today=today, max_tokens=self.max_injection_tokens,
             correction_share=self.correction_share, counter=self.counter, spec=self.spec,
+            due=due,
         )  # fmt: skip
+        shown = {*block.fact_ids, *block.correction_ids, *block.due_ids}
+        facts = [*corrections, *todos, *(h.fact for h in relevant)]
+        changes_at = next_change([f for f in facts if f.id in shown], todos, now)
         event = RetrievalEvent(
             user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(block.fact_ids) + len(block.correction_ids),
+            query=query, hits=len(block.fact_ids) + len(block.correction_ids) + len(block.due_ids),
             top_score=block.top_score, injected=not block.empty, trigger="injection",
             tokens=block.tokens,
         )  # fmt: skip
-        return block, event
+        return block, event, changes_at
 
     def _block_update(
         self, messages: Sequence[BaseMessage], scope: Scope, today: date
@@ -145,7 +174,8 @@ class Injector:
         existing = block_message(messages)
         if existing is not None:
             meta = marker(existing)
-            if meta.get("date") == today.isoformat() and meta.get("revision") == revision:
+            same = meta.get("date") == today.isoformat() and meta.get("revision") == revision
+            if same and _still_timely(meta.get("until")):
                 return [], []  # nothing changed: the same bytes stay in place
             query = str(meta.get("query") or "")
         else:
@@ -153,9 +183,11 @@ class Injector:
             if first is None:
                 return [], []
             query = first.text[:MAX_QUERY_CHARS]
-        block, event = self._build_block(query, scope, today)
+        block, event, changes_at = self._build_block(query, scope, today)
         meta = {"date": today.isoformat(), "revision": revision, "query": query,
                 "tokens": block.tokens}  # fmt: skip
+        if changes_at is not None:
+            meta["until"] = changes_at.isoformat()
         if existing is None:
             if block.empty:
                 return [], [event]

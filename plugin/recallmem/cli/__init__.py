@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from recallmem.cli import copying, facts, migrate, queue, serve
+from recallmem.cli import copying, facts, lifecycle, migrate, queue, serve
 from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (facts, copying, queue, serve, migrate):
+    for group in (facts, copying, queue, lifecycle, serve, migrate):
         group.register(sub)
     return parser
 

@@ -39,6 +39,8 @@ def _request(args: argparse.Namespace) -> tuple[str, str, Any] | None:
         return "DELETE", f"/facts/{quote(args.fact_id, safe='')}{purge}", None
     if command == "forget":
         return "DELETE", "/memory" + ("?purge=true" if args.purge else ""), None
+    if command == "maintain":
+        return "POST", "/maintain", None
     if command in ("pending", "dead-letters"):
         return "GET", "/queue", None
     return None

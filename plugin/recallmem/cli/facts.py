@@ -31,6 +31,7 @@ def cmd_remember(args: argparse.Namespace, out: TextIO) -> int:
         agent_id=args.agent,
         category=args.category,
         confidence=args.confidence,
+        valid_until=args.valid_until,
     )
     out.write(f"{fact.id}  [{fact.category.value}] {fact.content}\n")
     return 0
@@ -128,6 +129,7 @@ def register(sub: Subparsers) -> None:
     scope_args(p)
     p.add_argument("--category", required=True, choices=categories)
     p.add_argument("--confidence", type=float, default=0.9)
+    p.add_argument("--valid-until", help="when it stops being true: ISO time with offset")
     p.set_defaults(handler=cmd_remember)
 
     p = sub.add_parser("recall", help="search a user's facts")

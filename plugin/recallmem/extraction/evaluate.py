@@ -23,6 +23,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Sequence
+from datetime import UTC
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ from recallmem.extraction.filter import filter_messages
 from recallmem.extraction.pipeline import ExtractionPipeline
 from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport
+from recallmem.lifecycle.expiry import resolve_local
 from recallmem.prompts import ChatPromptSpec
 from recallmem.testing import FakeChatModel
 from recallmem.types import Category, Fact
@@ -53,6 +55,9 @@ class ExpectedFact(BaseModel):
 
     category: tuple[Category, ...]
     keywords: tuple[str, ...] = Field(min_length=1)
+    valid_until: str | None = Field(
+        default=None, description="The local (UTC) day or time the fact should hold until."
+    )
 
     @field_validator("category", mode="before")
     @classmethod
@@ -272,6 +277,16 @@ def _score(case: ExtractionCase, report: ExtractionReport, profile_text: str) ->
             (case.confirmed, report.confirmed),
         )
         for kw in kws
+    ]
+    # A time-bound fact counts as a lifecycle item: stored with the day it ends on.
+    lifecycle += [
+        any(
+            matches(c.fact.content, c.fact.category, e)
+            and c.fact.valid_until == resolve_local(e.valid_until, UTC)
+            for c in report.added
+        )
+        for e in case.expected
+        if e.valid_until is not None
     ]
     return CaseScore(
         id=case.id,

@@ -27,7 +27,7 @@ import html
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from recallmem.config import MemoryConfig
@@ -46,6 +46,7 @@ from recallmem.extraction.plan import (
 )
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.threads import Utterance
+from recallmem.lifecycle.expiry import resolve_local
 from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redact
 from recallmem.text import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
@@ -96,6 +97,7 @@ class Context:
     thread_id: str | None = None
     extractor: str | None = None
     prompt_version: str | None = None
+    timezone: tzinfo = UTC  # where a local valid_until ends; the queue has no zone yet
 
 
 def _likeness(a: str, b: str) -> float:
@@ -273,6 +275,11 @@ class _Planner:
             sources=(source,),
             source_error=error,
             supersedes=replaced[0][1].id if replaced else None,
+            valid_until=(
+                resolve_local(candidate.valid_until, self.ctx.timezone)
+                if candidate.valid_until
+                else None
+            ),
             created_at=self.now,
             updated_at=self.now,
         )

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
+from recallmem.lifecycle.expiry import normalise_local
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
@@ -47,6 +48,13 @@ class CandidateFact(BaseModel):
     evidence: str = ""
     message_ids: tuple[str, ...] = ()
     source_error: str | None = None
+    valid_until: str | None = Field(
+        default=None,
+        description=(
+            "For a time-bound fact (a due date, a trip, 'this week'): the last local day "
+            "it holds, YYYY-MM-DD, or YYYY-MM-DDTHH:MM for a time of day; else null."
+        ),
+    )
 
 
 class SupersedeRequest(BaseModel):
@@ -227,6 +235,23 @@ def _ids(value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def parse_local_time(value: Any) -> str | None:
+    """A local date or date and time as the model wrote it, normalised; None if absent.
+
+    >>> parse_local_time("2026-12-08"), parse_local_time(" 2026-12-08 18:30 "), parse_local_time("")
+    ('2026-12-08', '2026-12-08T18:30', None)
+    """
+    text = _text(value)
+    if not text or text.lower() in {"null", "none"}:
+        return None
+    try:
+        return normalise_local(text)
+    except ValueError:
+        raise ValueError(
+            f"valid_until {text!r} is not a local date (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM)"
+        ) from None
+
+
 def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
@@ -243,6 +268,7 @@ def _fact(item: Any) -> CandidateFact:
         evidence=_text(item.get("evidence")),
         message_ids=_ids(item.get("message_ids")),
         source_error=_text(item.get("source_error")) or None,
+        valid_until=parse_local_time(item.get("valid_until")),
     )
 
 

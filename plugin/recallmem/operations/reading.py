@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import tzinfo
 
 from recallmem.config import MemoryConfig
+from recallmem.lifecycle.decay import Decay
 from recallmem.repository import FactRepository
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
@@ -24,10 +25,13 @@ from recallmem.validation import (
 class Reading:
     """Checks a read's input, fills the configured defaults and asks the repository."""
 
-    def __init__(self, repository: FactRepository, config: MemoryConfig, weights: Weights) -> None:
+    def __init__(
+        self, repository: FactRepository, config: MemoryConfig, weights: Weights, decay: Decay
+    ) -> None:
         self.repository = repository
         self.config = config
         self.weights = weights
+        self.decay = decay
 
     def recall(
         self,
@@ -53,6 +57,7 @@ class Reading:
             k=k,
             min_score=check_min_score(min_score),
             timezone=user_zone(timezone),
+            decay=self.decay,
         )
         return self.repository.search(user_id, search, self.weights)
 

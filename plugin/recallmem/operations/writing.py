@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -58,11 +59,13 @@ class Writing:
         pinned: bool | None,
         status: str | Status | None,
         reason: str | None,
+        valid_until: datetime | str | None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
+            valid_until=valid_until,
         ))  # fmt: skip
 
     def forget(

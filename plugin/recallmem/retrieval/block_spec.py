@@ -31,6 +31,8 @@ class BlockTemplates(BaseModel):
     facts_header: str
     fact_line: str
     avoid_suffix: str
+    due_header: str = "Due soon (bring it up if it fits):"  # defaults: older files stay valid
+    due_suffix: str = " (due {due})"
     date_line: str
     close: str = Field(min_length=1)
 
@@ -46,6 +48,8 @@ class BlockTemplates(BaseModel):
                 "facts_header": (self.facts_header, set()),
                 "fact_line": (self.fact_line, {"category", "content"}),
                 "avoid_suffix": (self.avoid_suffix, {"source_error"}),
+                "due_header": (self.due_header, set()),
+                "due_suffix": (self.due_suffix, {"due"}),
                 "date_line": (self.date_line, {"date", "weekday"}),
                 "close": (self.close, set()),
             }
@@ -110,6 +114,7 @@ _REQUIRED = {
     "profile_line": {"summary"},
     "fact_line": {"content"},
     "avoid_suffix": {"source_error"},
+    "due_suffix": {"due"},
     "recalled_header": {"query"},
     "confirm_line": {"content"},
     "recall_hint": {"cue"},

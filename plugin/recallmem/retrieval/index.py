@@ -18,6 +18,8 @@ from functools import cached_property
 
 import numpy as np
 
+from recallmem.lifecycle.decay import Decay, last_alive
+from recallmem.lifecycle.expiry import valid_until_ts
 from recallmem.retrieval.evidence import coverage
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
@@ -25,6 +27,8 @@ from recallmem.retrieval.ranking import Weights, fuse, lexical_trust, score_part
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text import has_cjk, mostly_cjk
 from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights, Status
+
+DEFAULT_DECAY = Decay()  # the configured defaults, for a query built without a Memory
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class Query:
     k: int = 6
     min_score: float | None = None
     timezone: tzinfo = UTC  # the user's: where "yesterday" and "上周" begin and end
+    decay: Decay = DEFAULT_DECAY  # the score's confidence part is the decayed confidence
 
 
 class _Derived:
@@ -52,6 +57,9 @@ class _Derived:
         self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
         self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
         self.said = np.fromiter((_first_said(f) for f in facts), np.float64, len(facts))
+        self.pinned = np.fromiter((f.pinned for f in facts), bool, len(facts))
+        self.alive = np.fromiter((last_alive(f).timestamp() for f in facts), np.float64, len(facts))
+        self.until = np.fromiter((valid_until_ts(f) for f in facts), np.float64, len(facts))
         self.cjk = np.fromiter((mostly_cjk(f.content) for f in facts), bool, len(facts))
         self._contents = [f.content for f in facts]
 
@@ -137,14 +145,17 @@ class UserIndex:
             self._changed()
 
     def touch(self, ids: Iterable[str], at: datetime) -> list[tuple[str, float]]:
-        """Set last_accessed_at; ranking does not read it, so derived arrays stay valid."""
+        """Set last_accessed_at; the derived arrays are kept, their decay clock moved on."""
         with self._lock:
             touched = []
+            derived = self.__dict__.get("_derived")
             for fact_id in ids:
                 row = self._rows.get(fact_id)
                 if row is not None:
                     self._facts[row] = self._facts[row].model_copy(update={"last_accessed_at": at})
                     touched.append((fact_id, at.timestamp()))
+                    if derived is not None:
+                        derived.alive[row] = max(derived.alive[row], at.timestamp())
             return touched
 
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
@@ -164,10 +175,11 @@ class UserIndex:
             self._rows = {f.id: i for i, f in enumerate(self._facts)}
             self._changed()
 
-    def _mask(self, derived: _Derived, query: Query) -> np.ndarray:
+    def _mask(self, derived: _Derived, query: Query, now: datetime) -> np.ndarray:
         mask = np.ones(len(self._facts), dtype=bool)
         if not query.include_inactive:
-            mask &= derived.active
+            # Past its valid_until a fact is out at once, before maintenance marks it.
+            mask &= derived.active & (derived.until > now.timestamp())
         mask &= derived.shared | (derived.agents == (query.agent_id or "\0"))
         if query.categories:
             wanted = np.array(sorted(c.value for c in query.categories), dtype=object)
@@ -180,7 +192,7 @@ class UserIndex:
             if not self._facts:
                 return []
             derived = self._derived
-            rows = np.flatnonzero(self._mask(derived, query))
+            rows = np.flatnonzero(self._mask(derived, query, now))
             if not rows.size:
                 return []
             same_script = derived.cjk[rows] == mostly_cjk(query.text)
@@ -196,7 +208,7 @@ class UserIndex:
                 cosine,
                 evidence[rows] * trust,
                 age_days,
-                derived.confidence[rows],
+                derived.confidence[rows] * self._decay(derived, rows, query.decay, now),
                 weights,
                 said_at=derived.said[rows],
                 window=mentioned_window(query.text, now.astimezone(query.timezone)),
@@ -228,15 +240,23 @@ class UserIndex:
                 for i in best
             ]
 
+    @staticmethod
+    def _decay(derived: _Derived, rows: np.ndarray, decay: Decay, now: datetime) -> np.ndarray:
+        factors = decay.factors(
+            derived.categories[rows], derived.pinned[rows], derived.alive[rows], now.timestamp()
+        )
+        return factors.astype(np.float32)
+
     def nearest(
-        self, vectors: np.ndarray, *, agent_id: str | None, k: int
+        self, vectors: np.ndarray, *, agent_id: str | None, k: int, now: datetime | None = None
     ) -> list[list[tuple[Fact, float]]]:
-        """For each vector, the ``k`` most similar active facts in scope, with cosines."""
+        """For each vector, the ``k`` most similar active, unexpired facts in scope."""
         with self._lock:
             if not self._facts:
                 return [[] for _ in range(len(vectors))]
             probe = Query(text="", vector=vectors[0], agent_id=agent_id)
-            rows = np.flatnonzero(self._mask(self._derived, probe))
+            mask = self._mask(self._derived, probe, now or datetime.now(UTC))
+            rows = np.flatnonzero(mask)
             cosines = vectors @ self._vectors[rows].T if rows.size else None
             result: list[list[tuple[Fact, float]]] = []
             for n in range(len(vectors)):

@@ -1,8 +1,9 @@
 """Packing and rendering the memory block: pure, deterministic, within a token budget.
 
 The block holds, in order: the user's profile, the correction facts (with a guaranteed
-share of the budget, each rendered with ``(avoid: ...)``), the facts most relevant to
-the current message, then the current date. Equal inputs give byte-identical output,
+share of the budget, each rendered with ``(avoid: ...)``), todos falling due soon (each
+with its due date; none, no section), the facts most relevant to the current message,
+then the current date. Equal inputs give byte-identical output,
 so a block can sit at the start of a thread and keep the prompt prefix cacheable.
 
 Memory text goes through the one quoting rule (:func:`recallmem.quoting.quote_text`:
@@ -56,6 +57,7 @@ class MemoryBlock:
     tokens: int
     profile_sections: tuple[str, ...] = ()
     correction_ids: tuple[str, ...] = ()
+    due_ids: tuple[str, ...] = ()
     fact_ids: tuple[str, ...] = ()
     dropped_ids: tuple[str, ...] = ()
     top_score: float | None = None
@@ -112,6 +114,13 @@ def _correction_items(corrections: Sequence[Fact], t: BlockTemplates) -> list[It
     return [(f.id, _fact_line(f, t)) for f in ordered]
 
 
+def _due_items(due: Sequence[tuple[Fact, str]], t: BlockTemplates) -> list[Item]:
+    # Soonest first (the label is a sortable local date), id as tie-break.
+    ordered = sorted(due, key=lambda d: (d[1], d[0].id))
+    return [(f.id, _fact_line(f, t) + t.due_suffix.format(due=quote_text(label)))
+            for f, label in ordered]  # fmt: skip
+
+
 def _relevant_items(
     relevant: Sequence[ScoredFact], skip: set[str], t: BlockTemplates
 ) -> list[Item]:
@@ -142,15 +151,17 @@ class _Selection:
     profile: list[Item]
     corrections: list[Item]
     facts: list[Item]
+    due: list[Item]
 
     def __bool__(self) -> bool:
-        return bool(self.profile or self.corrections or self.facts)
+        return bool(self.profile or self.corrections or self.facts or self.due)
 
     def render(self, t: BlockTemplates, frame: _Frame) -> str:
         lines = [frame.opening, t.preamble]
         for header, items in (
             (t.profile_header, self.profile),
             (t.corrections_header, self.corrections),
+            (t.due_header, self.due),
             (t.facts_header, self.facts),
         ):
             if items:
@@ -158,26 +169,27 @@ class _Selection:
         return "\n".join([*lines, frame.dated, t.close])
 
     def drop_least(self) -> None:
-        """Drop the least important item: a relevant fact, else a correction, else profile."""
-        (self.facts or self.corrections or self.profile).pop()
+        """Drop the least important item: a relevant fact, a due todo, a correction, profile."""
+        (self.facts or self.due or self.corrections or self.profile).pop()
 
 
 def _select(
     budget: _Budget,
     t: BlockTemplates,
     room: int,
-    items: tuple[list[Item], list[Item], list[Item]],
+    items: tuple[list[Item], list[Item], list[Item], list[Item]],
     shares: tuple[float, float],
 ) -> _Selection:
-    profile_items, corr_items, fact_items = items
+    profile_items, corr_items, fact_items, due_items = items
     correction_share, profile_share = shares
     corr_need = budget.cost(t.corrections_header) + sum(budget.cost(x) for _, x in corr_items)
     reserved = min(corr_need, int(room * correction_share)) if corr_items else 0
     profile_limit = min(int(room * profile_share), room - reserved)
     profile, used = budget.take(t.profile_header, profile_items, profile_limit)
     corrections, corr_used = budget.take(t.corrections_header, corr_items, room - used)
-    facts, _ = budget.take(t.facts_header, fact_items, room - used - corr_used)
-    return _Selection(profile, corrections, facts)
+    due, due_used = budget.take(t.due_header, due_items, room - used - corr_used)
+    facts, _ = budget.take(t.facts_header, fact_items, room - used - corr_used - due_used)
+    return _Selection(profile, corrections, facts, due)
 
 
 def build_block(
@@ -191,8 +203,12 @@ def build_block(
     profile_share: float = 0.4,
     counter: TokenCounter | None = None,
     spec: MemoryBlockSpec | None = None,
+    due: Sequence[tuple[Fact, str]] = (),
 ) -> MemoryBlock:
     """Pack profile, corrections and relevant facts into a block of at most ``max_tokens``.
+
+    ``due`` are todos falling due soon, each with its due date as the user reads it
+    (:func:`recallmem.lifecycle.expiry.due_label`); they come after the corrections.
 
     Corrections may use at least ``correction_share`` of the budget whatever the profile
     takes; the profile at most ``profile_share``; relevant facts what is left. A fact that
@@ -207,13 +223,15 @@ def build_block(
     room = max_tokens - sum(budget.cost(line) for line in frame.lines(t))
     skip = {f.id for f in corrections}
     corr_items = _correction_items(corrections, t)
+    due_items = _due_items([d for d in due if d[0].id not in skip], t)
+    skip |= {k for k, _ in due_items}
     fact_items = _relevant_items(relevant, skip, t)
-    offered = [k for k, _ in corr_items] + [k for k, _ in fact_items]
+    offered = [k for k, _ in corr_items] + [k for k, _ in due_items] + [k for k, _ in fact_items]
     chosen = _select(
         budget,
         t,
         room,
-        (_profile_items(profile, t), corr_items, fact_items),
+        (_profile_items(profile, t), corr_items, fact_items, due_items),
         (correction_share, profile_share),
     )
     # Per-line counts can differ from the joined text's by a token here and there:
@@ -227,12 +245,14 @@ def build_block(
     if not chosen:
         return MemoryBlock(text="", tokens=0, dropped_ids=tuple(offered))
     kept = {k for k, _ in chosen.corrections} | {k for k, _ in chosen.facts}
+    kept |= {k for k, _ in chosen.due}
     scores = [h.score for h in relevant if h.fact.id in kept]
     return MemoryBlock(
         text=text,
         tokens=tokens,
         profile_sections=tuple(k for k, _ in chosen.profile),
         correction_ids=tuple(k for k, _ in chosen.corrections),
+        due_ids=tuple(k for k, _ in chosen.due),
         fact_ids=tuple(k for k, _ in chosen.facts),
         dropped_ids=tuple(i for i in offered if i not in kept),
         top_score=max(scores) if scores else None,

@@ -25,6 +25,7 @@ from recallmem.server import (
     chat,
     facts,
     health,
+    lifecycle,
     pages,
     portability,
     profile,
@@ -102,17 +103,8 @@ def create_app(
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
     strict = [Depends(reject_unknown_query)]
-    for module in (
-        facts,
-        search,
-        profile,
-        portability,
-        queue,
-        health,
-        readiness,
-        chat,
-        copy_routes,
-    ):
+    routes = (facts, search, profile, portability, queue, lifecycle, health, readiness, chat)
+    for module in (*routes, copy_routes):
         app.include_router(module.router, dependencies=strict)
     app.include_router(pages.router)
     app.add_middleware(Admission, settings=settings)

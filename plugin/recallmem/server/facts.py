@@ -41,7 +41,7 @@ router = APIRouter(
 
 FactId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
 ScopeFilter = Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)]
-StatusFilter = Literal["active", "superseded", "done", "deleted", "all"]
+StatusFilter = Literal["active", "superseded", "done", "deleted", "faded", "expired", "all"]
 _MAX_LINEAGE = 50  # a supersede chain longer than this is cut, never followed forever
 
 
@@ -107,6 +107,7 @@ async def create_fact(
         thread_id=body.thread_id,
         source=source,
         pinned=body.pinned,
+        valid_until=body.valid_until,
     )
     confirmed = fact.confirmations > 0  # a new fact has never been confirmed
     response.headers[OUTCOME_HEADER] = "confirmed" if confirmed else "created"
@@ -170,6 +171,7 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
         pinned=body.pinned,
         status=body.status,
         reason=body.reason,
+        valid_until=body.valid_until,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from recallmem.limits import (
     DEFAULT_K,
@@ -54,6 +54,9 @@ class FactCreate(_Body):
     quote: str | None = Field(
         default=None, max_length=MAX_CONTENT_CHARS, description="Evidence in the user's words."
     )
+    valid_until: AwareDatetime | None = Field(
+        default=None, description="When it stops being true (with an offset); past: expired."
+    )
 
 
 class FactPatch(_Body):
@@ -67,10 +70,15 @@ class FactPatch(_Body):
     pinned: bool | None = None
     status: Status | None = None
     reason: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    valid_until: AwareDatetime | None = Field(
+        default=None,
+        description="A new end (with an offset): a later one brings an expired fact back.",
+    )
 
     def changes_nothing(self) -> bool:
         """Whether no field would change (the patch is then a read)."""
-        changes = (self.content, self.category, self.confidence, self.pinned, self.status)
+        changes = (self.content, self.category, self.confidence, self.pinned, self.status,
+                   self.valid_until)  # fmt: skip
         return all(value is None for value in changes)
 
 

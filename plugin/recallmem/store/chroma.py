@@ -311,6 +311,12 @@ class FactStore:
 
     # scopes: revisions and profiles ---------------------------------------
 
+    def users(self) -> list[str]:
+        """Every user who has facts stored, sorted (a scan of the id directory)."""
+        with self._errors("list users"):
+            got = self.collections.directory.get(include=["metadatas"])
+        return sorted({str(m["user_id"]) for m in got["metadatas"] or []})
+
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
         """The stored profile of a user (and agent), if any."""
         with self._errors("read a profile"):

@@ -135,7 +135,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
     ["status", fact.status], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
     ["thread", fact.thread_id || "—"], ["confirmations", fact.confirmations],
     ["created", when(fact.created_at)], ["updated", when(fact.updated_at)],
-    ["last recalled", when(fact.last_accessed_at)],
+    ["last recalled", when(fact.last_accessed_at)], ["valid until", when(fact.valid_until)],
   ];
   if (fact.source_error) facts.push(["avoid", fact.source_error]);
   pane.replaceChildren(
@@ -143,6 +143,9 @@ function renderDetail({ fact, evidence, history, lineage }) {
     el("div", { className: "actions" },
       el("button", { id: "edit", type: "button", onclick: () => startEdit(fact) }, "Edit"),
       el("button", { id: "pin", type: "button", onclick: () => guarded(() => togglePin(fact)) }, fact.pinned ? "Unpin" : "Pin"),
+      fact.status === "faded"
+        ? el("button", { id: "restore", type: "button", onclick: () => guarded(() => restore(fact)) }, "Restore")
+        : null,
       el("button", { id: "delete", type: "button", className: "danger", onclick: () => guarded(() => confirmDelete(fact)) }, "Delete"),
       el("button", { id: "why", type: "button", title: "where it ranks for the retrieval tab's query", onclick: () => whyNot(fact.id) }, "Why not?"),
     ),
@@ -203,6 +206,13 @@ async function togglePin(fact) {
   await Promise.all([showDetail(fact.id), loadFacts()]);
 }
 
+async function restore(fact) {
+  // Back to active: the edit restarts the faded fact's decay clock.
+  await api("PATCH", userPath(`/facts/${encodeURIComponent(fact.id)}`), { status: "active" });
+  say("Restored: back in recall.");
+  await Promise.all([showDetail(fact.id), loadFacts()]);
+}
+
 function confirmDelete(fact) {
   const dialog = $("#confirm");
   $("#confirm-text").textContent = `Delete “${fact.content}”? It leaves recall but stays for audit unless purged.`;
@@ -230,6 +240,9 @@ async function addFact(event) {
     confidence: Number($("#add-confidence").value),
     pinned: $("#add-pinned").checked,
   };
+  // The browser's local time, sent with its offset (UTC): the API refuses a naive time.
+  const until = $("#add-valid-until").value;
+  if (until) body.valid_until = new Date(until).toISOString();
   if (state.agent) body.agent_id = state.agent;
   const { data: fact, response } = await call("POST", userPath("/facts"), body);
   $("#add-content").value = "";

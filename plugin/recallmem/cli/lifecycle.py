@@ -1,0 +1,40 @@
+"""``recallmem maintain``: expire, fade and purge now, for one user or all."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import TextIO
+
+from recallmem.cli.common import Subparsers, open_memory
+from recallmem.errors import InvalidInputError
+
+
+def _now(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInputError(
+            f"--now {text!r} is not an ISO 8601 time; write it like 2026-12-08T00:00:00+00:00"
+        ) from None
+
+
+def cmd_maintain(args: argparse.Namespace, out: TextIO) -> int:
+    report = open_memory(args).maintain(now=_now(args.now), user_id=args.user)
+    counts = ", ".join(f"{n} {what}" for what, n in report.counts().items())
+    users = f"user {args.user!r}" if args.user else f"{len(report.users)} user(s)"
+    out.write(f"maintained {users}: {counts}\n")
+    for what in ("expired", "faded", "purged"):
+        for fact_id in getattr(report, what):
+            out.write(f"  {what:<8} {fact_id}\n")
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    """Add the lifecycle commands."""
+    p = sub.add_parser("maintain", help="expire, fade and purge facts now")
+    p.add_argument("--user", default=None, help="user id (default: every user)")
+    p.add_argument("--now", default=None, help="as of this ISO time with offset (default: now)")
+    p.set_defaults(handler=cmd_maintain)

@@ -1,0 +1,212 @@
+"""The maintenance run: expire, fade and purge, one user at a time, journaled.
+
+For each user: finish a plan a crashed run left in the journal, then plan from the
+user's facts and ``now`` (pure, ``lifecycle/plan.py``), journal the plan, apply it under
+the user's lock (records written, old faded facts purged and scrubbed from disk), clear
+the journal and emit a ``memory_maintenance`` event. A plan with nothing to do is not
+journaled. Running twice at the same ``now`` changes nothing the second time.
+
+Consolidation (merging facts that grew as supplements) is a separate step that the
+integrator wires in here; until then ``MaintenanceReport.consolidated`` is the list of
+merges this run applied, which is empty.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from recallmem.config import MemoryConfig
+from recallmem.errors import InvalidInputError, QueueUnavailableError, StoreError
+from recallmem.events import MaintenanceEvent, log_event
+from recallmem.extraction.queue import QueueStore, Timing
+from recallmem.extraction.worker import Worker
+from recallmem.lifecycle.decay import Decay
+from recallmem.lifecycle.journal import MaintenanceJournal
+from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
+from recallmem.types import Fact, Status, UtcDatetime, utcnow
+from recallmem.validation import require_user
+
+
+class LifecyclePort(Protocol):
+    """What maintenance needs from storage (``FactRepository`` provides it)."""
+
+    def facts(self, user_id: str) -> list[Fact]:
+        """Every fact of the user, all statuses."""
+        ...
+
+    def revise(
+        self,
+        user_id: str,
+        change: Callable[[list[Fact]], tuple[list[Fact], list[str]]],
+        *,
+        scrub: bool = True,
+    ) -> tuple[list[Fact], list[str]]:
+        """Apply ``change`` under the user's lock; returns records written, ids purged."""
+        ...
+
+    def scrub(self) -> None:
+        """Leave no byte of purged facts in the store's files."""
+        ...
+
+    def users(self) -> list[str]:
+        """Every user who ever wrote."""
+        ...
+
+
+class MaintenanceReport(BaseModel):
+    """What one maintenance run changed, by fact id.
+
+    ``consolidated`` lists the merges the run applied; consolidation is not part of the
+    run yet, so it is always empty today.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at: UtcDatetime
+    users: tuple[str, ...] = ()
+    expired: tuple[str, ...] = ()
+    faded: tuple[str, ...] = ()
+    purged: tuple[str, ...] = ()
+    consolidated: tuple[str, ...] = ()
+    replayed: int = 0
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        """How many facts each step changed."""
+        return {
+            "expired": len(self.expired),
+            "faded": len(self.faded),
+            "purged": len(self.purged),
+            "consolidated": len(self.consolidated),
+        }
+
+    def merge(self, other: MaintenanceReport) -> MaintenanceReport:
+        """This report and another of the same run, as one."""
+        return self.model_copy(
+            update={
+                "users": self.users + other.users,
+                "expired": self.expired + other.expired,
+                "faded": self.faded + other.faded,
+                "purged": self.purged + other.purged,
+                "consolidated": self.consolidated + other.consolidated,
+                "replayed": self.replayed + other.replayed,
+                "seconds": self.seconds + other.seconds,
+            }
+        )
+
+
+class Maintainer:
+    """Runs maintenance over a store, journaling each user's plan."""
+
+    def __init__(
+        self, facts: LifecyclePort, journal: MaintenanceJournal, config: MemoryConfig
+    ) -> None:
+        self.facts, self.journal = facts, journal
+        self.decay = Decay.from_config(config)
+        self.retention_days = config.faded_retention_days
+        self.interval_seconds = config.maintenance_interval_hours * 3600.0
+        self._worker = Worker(lambda: bool(self.run_due().users), self.seconds_until_due)
+
+    def maintain(
+        self, *, now: datetime | None = None, user_id: str | None = None
+    ) -> MaintenanceReport:
+        """Maintain one user (every user who ever wrote, if None) as of ``now``."""
+        if now is not None and (not isinstance(now, datetime) or now.utcoffset() is None):
+            raise InvalidInputError(
+                f"now must be a timezone-aware datetime, got {now!r}; use datetime.now(UTC) "
+                "or leave it out"
+            )
+        users = None if user_id is None else [require_user(user_id)]
+        return self._run(now or utcnow(), users)
+
+    def _run(self, now: datetime, users: Sequence[str] | None) -> MaintenanceReport:
+        # Purged bytes are scrubbed once for the whole run (scrubbing rewrites Chroma's
+        # files); also after a failure, and after replaying a plan that purged, since a
+        # crash may have come between its purge and its scrub.
+        report, dirty = MaintenanceReport(at=now), False
+        try:
+            for user_id in self.facts.users() if users is None else users:
+                step, replayed_purge = self._user(user_id, now)
+                report, dirty = report.merge(step), dirty or replayed_purge or bool(step.purged)
+        except BaseException:
+            dirty = True
+            raise
+        finally:
+            if dirty:
+                started = time.perf_counter()
+                self.facts.scrub()
+                report = report.model_copy(
+                    update={"seconds": report.seconds + time.perf_counter() - started}
+                )
+        return report
+
+    def run_due(self, now: datetime | None = None) -> MaintenanceReport:
+        """Maintain the users that are due (see ``MaintenanceJournal.due_users``)."""
+        now = now or utcnow()
+        due = self.journal.due_users(now.timestamp(), self.interval_seconds)
+        return self._run(now, due)
+
+    def seconds_until_due(self) -> float | None:
+        """How long the background worker may sleep before a user falls due."""
+        return self.journal.seconds_until_due(time.time(), self.interval_seconds)
+
+    def start_background(self) -> None:
+        """Maintain each active user about once per ``maintenance_interval_hours``."""
+        self._worker.poke()
+
+    def close(self, timeout: float) -> bool:
+        """Stop the background run after its current user and close the journal's file;
+        True if the run stopped in time (the file is then closed)."""
+        stopped = self._worker.stop(timeout)
+        if stopped:
+            self.journal.queue.close()
+        return stopped
+
+    def _user(self, user_id: str, now: datetime) -> tuple[MaintenanceReport, bool]:
+        started = time.perf_counter()
+        report = MaintenanceReport(at=now, users=(user_id,))
+        left = self.journal.pending(user_id)
+        if left is not None:  # a run crashed between journal and done: finish it first
+            report = report.merge(self._apply(left, replayed=True))
+        plan = plan_maintenance(
+            self.facts.facts(user_id), now, self.decay, retention_days=self.retention_days
+        )
+        if plan.operations:
+            self.journal.record(plan)
+            report = report.merge(self._apply(plan, replayed=False))
+        self.journal.done(user_id, now.timestamp())
+        report = report.model_copy(
+            update={"users": (user_id,), "seconds": time.perf_counter() - started}
+        )
+        return report, left is not None and bool(left.ids(Purge))
+
+    def _apply(self, plan: MaintenancePlan, *, replayed: bool) -> MaintenanceReport:
+        def change(facts: list[Fact]) -> tuple[list[Fact], list[str]]:
+            return apply_maintenance(plan, {f.id: f for f in facts})
+
+        records, purged = self.facts.revise(plan.user_id, change, scrub=False)
+        expired = tuple(r.id for r in records if r.status is Status.EXPIRED)
+        faded = tuple(r.id for r in records if r.status is Status.FADED)
+        if records or purged:
+            log_event(MaintenanceEvent(user_id=plan.user_id, expired=expired, faded=faded,
+                                       purged=tuple(purged), replayed=replayed))  # fmt: skip
+        return MaintenanceReport(
+            at=plan.at, expired=expired, faded=faded, purged=tuple(purged), replayed=int(replayed)
+        )
+
+
+def open_maintainer(facts: LifecyclePort, config: MemoryConfig) -> Maintainer:
+    """A maintainer journaling in the extraction queue's file, on a connection of its own
+    (maintenance needs none of the extraction pipeline's prompts or signals); a queue file
+    that cannot be read raises QueueUnavailableError, saying what to do."""
+    try:
+        queue = QueueStore(config.queue_path, Timing.from_config(config))
+        return Maintainer(facts, MaintenanceJournal(queue), config)
+    except (StoreError, sqlite3.DatabaseError) as exc:
+        raise QueueUnavailableError(config.queue_path, exc) from exc
