@@ -285,16 +285,17 @@ class Memory:
 
     @cached_property
     def lifecycle(self) -> Maintainer:
-        """Decay, expiry and purge of old faded facts (created on first use)."""
+        """Decay, expiry, purge of old faded facts, consolidation (created on first use)."""
         from recallmem.lifecycle.maintenance import open_maintainer
 
-        return open_maintainer(self.repository, self.config)
+        return open_maintainer(self.repository, self.config, self.model)
 
     def maintain(
         self, *, now: datetime | None = None, user_id: str | None = None
     ) -> MaintenanceReport:
         """Expire facts past their ``valid_until``, fade facts whose decayed confidence
-        fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``.
+        fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``,
+        then consolidate each user whose memory changed since (:meth:`consolidate`).
 
         For one user, or every user if None, as of ``now`` (timezone-aware; default the
         current time). Journaled per user, so a crash loses nothing and applies nothing

@@ -36,13 +36,13 @@ from recallmem.ahead import prepared_ahead
 from recallmem.config import MemoryConfig
 from recallmem.dedup import merge_batch
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
-from recallmem.errors import DiskFullError, FactNotFoundError, StoreError
+from recallmem.errors import FactNotFoundError, StoreError
+from recallmem.import_writer import ImportWriter
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_store
-from recallmem.store.failures import is_disk_full
-from recallmem.store.intents import Intent, IntentLog
+from recallmem.store.intents import IntentLog
 from recallmem.store.scrub import scrub_chroma
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
@@ -381,57 +381,17 @@ class FactRepository:
 
     # -- imports -------------------------------------------------------------------
 
+    def write_user(self, user_id: str, facts: Sequence[Fact], vectors: np.ndarray) -> None:
+        """Write whole records with their vectors, as they are, under the user's lock."""
+        with self._writing(user_id) as index:
+            self._write(index, facts, vectors)
+
     def import_facts(self, facts: Sequence[Fact], profiles: Sequence[Profile]) -> None:
         """Write an import whole: all of its rows, or (after a crash) all of them at the
         next open. Raises StoreError naming where the unfinished import is kept."""
-        vectors = self.embed([f.content for f in facts]) if facts else np.zeros((0, 1), np.float32)
-        try:
-            intent = self.intents.record(facts, vectors, profiles)
-        except OSError as exc:
-            error = DiskFullError if is_disk_full(exc) else StoreError
-            raise error(
-                f"{'disk full: ' if error is DiskFullError else ''}could not record the "
-                f"import in {self.intents.directory}: {exc}. Nothing was written."
-            ) from exc
-        with self.intents.claimed(intent.path):
-            try:
-                self._apply(intent)
-            except StoreError as exc:
-                error = DiskFullError if isinstance(exc, DiskFullError) else StoreError
-                raise error(
-                    f"the import stopped after writing part of it: {exc} It is kept at "
-                    f"{intent.path} and completed when the memory is next opened (or run "
-                    "the same import again: rows are written by id, never twice)."
-                ) from exc
-            self.intents.done(intent)
-
-    def _apply(self, intent: Intent) -> None:
-        rows_of: dict[str, list[int]] = {}
-        for row, fact in enumerate(intent.facts):
-            rows_of.setdefault(fact.user_id, []).append(row)
-        for user_id, rows in rows_of.items():
-            with self._writing(user_id) as index:
-                self._write(index, [intent.facts[r] for r in rows], intent.vectors[rows])
-        for profile in intent.profiles:
-            self.save_profile(profile)
+        ImportWriter(self).write(facts, profiles)
 
     def recover(self) -> int:
         """Complete the imports a crash or a failure left unfinished; returns the rows
-        written. One that still fails stays for the next open (and is logged)."""
-        written = 0
-        for path in self.intents.pending():
-            with self.intents.claimed(path) as mine:
-                if not mine:
-                    continue  # another process is applying it right now
-                try:
-                    intent = self.intents.load(path)
-                    self._apply(intent)
-                except (OSError, ValueError, StoreError) as exc:
-                    log.error("recallmem: an unfinished import at %s failed again: %s; it "
-                              "is retried at the next open", path, exc)  # fmt: skip
-                    continue
-                self.intents.done(intent)
-            log.warning("recallmem: completed an import a crash interrupted: %d fact(s), "
-                        "%d profile(s)", len(intent.facts), len(intent.profiles))  # fmt: skip
-            written += len(intent.facts)
-        return written
+        written."""
+        return ImportWriter(self).recover()

@@ -14,7 +14,8 @@ from recallmem.extraction.queue import QueueStore
 from recallmem.lifecycle.plan import MaintenancePlan
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS maintenance (user_id TEXT PRIMARY KEY, plan TEXT, last_run REAL)"
+    "CREATE TABLE IF NOT EXISTS maintenance (user_id TEXT PRIMARY KEY, plan TEXT, last_run REAL, "
+    "consolidated_revision TEXT)"
 )
 
 
@@ -49,6 +50,23 @@ class MaintenanceJournal:
                 "INSERT INTO maintenance (user_id, plan, last_run) VALUES (?, NULL, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET plan = NULL, last_run = excluded.last_run",
                 (user_id, at),
+            )
+
+    def consolidated_at(self, user_id: str) -> str | None:
+        """The user's revision when their memory was last consolidated, if ever."""
+        rows = self.queue.read(
+            "SELECT consolidated_revision FROM maintenance WHERE user_id = ?", (user_id,)
+        )
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def note_consolidated(self, user_id: str, revision: str | None) -> None:
+        """The user's memory is consolidated as of ``revision``."""
+        with self.queue.tx() as db:
+            db.execute(
+                "INSERT INTO maintenance (user_id, consolidated_revision) VALUES (?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET "
+                "consolidated_revision = excluded.consolidated_revision",
+                (user_id, revision),
             )
 
     def due_users(self, now: float, interval_seconds: float) -> list[str]:

@@ -6,9 +6,11 @@ the user's lock (records written, old faded facts purged and scrubbed from disk)
 the journal and emit a ``memory_maintenance`` event. A plan with nothing to do is not
 journaled. Running twice at the same ``now`` changes nothing the second time.
 
-Consolidation (merging facts that grew as supplements) is a separate step that the
-integrator wires in here; until then ``MaintenanceReport.consolidated`` is the list of
-merges this run applied, which is empty.
+Then each user whose memory changed since their last consolidation is consolidated
+(``lifecycle/consolidation.py``: with a model, one bounded call and the merge rules;
+without one, near-duplicates only); the consolidation journals its own plan. The
+user's revision after it is noted, so a second run at the same ``now`` calls no model
+and merges nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
+from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
@@ -26,6 +29,7 @@ from recallmem.errors import InvalidInputError, QueueUnavailableError, StoreErro
 from recallmem.events import MaintenanceEvent, log_event
 from recallmem.extraction.queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
+from recallmem.lifecycle.consolidation import ConsolidationStore, consolidate
 from recallmem.lifecycle.decay import Decay
 from recallmem.lifecycle.journal import MaintenanceJournal
 from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
@@ -58,12 +62,23 @@ class LifecyclePort(Protocol):
         """Every user who ever wrote."""
         ...
 
+    def revision(self, user_id: str) -> str | None:
+        """A token that changes whenever the user's memory changes."""
+        ...
+
+
+class MaintenancePort(LifecyclePort, ConsolidationStore, Protocol):
+    """Storage for a maintenance run that also consolidates."""
+
+
+Consolidate = Callable[[str, datetime], Sequence[str]]  # a user's merged fact ids
+
 
 class MaintenanceReport(BaseModel):
     """What one maintenance run changed, by fact id.
 
-    ``consolidated`` lists the merges the run applied; consolidation is not part of the
-    run yet, so it is always empty today.
+    ``consolidated`` lists the facts the run's consolidation made, each the merge of
+    facts it superseded (``Fact.merged_from``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -105,9 +120,13 @@ class Maintainer:
     """Runs maintenance over a store, journaling each user's plan."""
 
     def __init__(
-        self, facts: LifecyclePort, journal: MaintenanceJournal, config: MemoryConfig
+        self,
+        facts: LifecyclePort,
+        journal: MaintenanceJournal,
+        config: MemoryConfig,
+        consolidate: Consolidate | None = None,
     ) -> None:
-        self.facts, self.journal = facts, journal
+        self.facts, self.journal, self._consolidate = facts, journal, consolidate
         self.decay = Decay.from_config(config)
         self.retention_days = config.faded_retention_days
         self.interval_seconds = config.maintenance_interval_hours * 3600.0
@@ -181,10 +200,19 @@ class Maintainer:
             self.journal.record(plan)
             report = report.merge(self._apply(plan, replayed=False))
         self.journal.done(user_id, now.timestamp())
+        report = report.merge(self._consolidated(user_id, now))
         report = report.model_copy(
             update={"users": (user_id,), "seconds": time.perf_counter() - started}
         )
         return report, left is not None and bool(left.ids(Purge))
+
+    def _consolidated(self, user_id: str, now: datetime) -> MaintenanceReport:
+        revision = self.facts.revision(user_id)
+        if self._consolidate is None or revision == self.journal.consolidated_at(user_id):
+            return MaintenanceReport(at=now)
+        merged = tuple(self._consolidate(user_id, now))
+        self.journal.note_consolidated(user_id, self.facts.revision(user_id))
+        return MaintenanceReport(at=now, consolidated=merged)
 
     def _apply(self, plan: MaintenancePlan, *, replayed: bool) -> MaintenanceReport:
         def change(facts: list[Fact]) -> tuple[list[Fact], list[str]]:
@@ -201,12 +229,20 @@ class Maintainer:
         )
 
 
-def open_maintainer(facts: LifecyclePort, config: MemoryConfig) -> Maintainer:
+def open_maintainer(
+    facts: MaintenancePort, config: MemoryConfig, model: BaseChatModel | None
+) -> Maintainer:
     """A maintainer journaling in the extraction queue's file, on a connection of its own
-    (maintenance needs none of the extraction pipeline's prompts or signals); a queue file
-    that cannot be read raises QueueUnavailableError, saying what to do."""
+    (maintenance needs none of the extraction pipeline's prompts or signals), that
+    consolidates with ``model`` (near-duplicates only if None); a queue file that cannot
+    be read raises QueueUnavailableError, saying what to do."""
+
+    def consolidate_user(user_id: str, now: datetime) -> list[str]:
+        run = consolidate(facts, model, config, user_id=user_id, agent_id=None, now=now)
+        return [merge.fact.id for merge in run.merges]
+
     try:
         queue = QueueStore(config.queue_path, Timing.from_config(config))
-        return Maintainer(facts, MaintenanceJournal(queue), config)
+        return Maintainer(facts, MaintenanceJournal(queue), config, consolidate_user)
     except (StoreError, sqlite3.DatabaseError) as exc:
         raise QueueUnavailableError(config.queue_path, exc) from exc

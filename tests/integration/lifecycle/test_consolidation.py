@@ -199,3 +199,20 @@ def test_a_failing_model_changes_nothing(close_memory: Memory) -> None:
         close_memory.consolidate(user_id="ada", now=NOW)
     assert JournalFiles(close_memory.config.home).pending("ada") is None
     assert all(close_memory.get(p.id).status is Status.ACTIVE for p in parts)
+
+
+def test_maintenance_consolidates_each_changed_user_once(close_memory: Memory) -> None:
+    parts = _seed(close_memory)
+    close_memory.model = FakeChatModel(responses=[_reply(), _reply()])
+    report = close_memory.maintain(now=NOW, user_id="ada")
+
+    (merged_id,) = report.consolidated
+    assert report.counts()["consolidated"] == 1
+    assert set(close_memory.get(merged_id, user_id="ada").merged_from) == {p.id for p in parts}
+    assert all(close_memory.get(p.id).status is Status.SUPERSEDED for p in parts)
+    again = close_memory.maintain(now=NOW, user_id="ada")  # nothing changed since
+    assert again.consolidated == () and len(close_memory.model.requests) == 1
+    close_memory.remember("Reviews pull requests in the morning", user_id="ada",
+                          category="behavior")  # fmt: skip
+    close_memory.maintain(now=NOW, user_id="ada")  # a change: consolidated again
+    assert len(close_memory.model.requests) == 2
