@@ -3,6 +3,7 @@ id directory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,15 @@ def test_isolation_does_not_rest_on_the_collection_name(
         assert [h.fact.id for h in memory.recall("green tea", user_id="ada", k=5)] == [ada.id]
         assert [f.id for f in memory.store.get([ada.id], user_id="bob")] == []
         assert ada.id not in memory.store.ids_where("bob", agent_id=None, thread_id=None)
+
+
+def test_write_sequence_records_keep_no_user_id_after_forget_me(memory: Memory) -> None:
+    user = "zq-user-7781"
+    memory.remember("Likes green tea", user_id=user, category="preference")
+    memory.remember("Walks at noon", user_id=user, category="behavior")
+    memory.forget(user_id=user, purge=True)
+    scopes = _client(memory.config).get_collection(f"{memory.config.collection}_scopes")
+    records = scopes.get(include=["metadatas"])
+    assert len(records["ids"]) >= 2  # the sequence stays (a number is never reused)
+    assert not any(user in record_id for record_id in records["ids"])
+    assert not any(user in json.dumps(meta) for meta in records["metadatas"])

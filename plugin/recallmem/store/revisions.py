@@ -17,9 +17,11 @@ to skip a number another process claimed leaves its index at the number it had, 
 next read reloads it: two processes writing one user at the same instant never keep an
 index that misses the other's write (the last-writer-wins token this replaces could).
 
-Records are never deleted, not even by "forget me" (they hold the user id and a random
-token, no text, and no ``user_id`` metadata, which is what a purge of the scopes deletes
-by): a number claimed twice could hide a write from an index. They live in the scopes
+Records are never deleted, not even by "forget me": a number claimed twice could hide
+a write from an index. So they hold nothing of the user: the record id carries a hash of
+the user id (two users whose ids hashed alike would only share a sequence, which costs
+reloads, never a stale read), the record a random token, and no ``user_id`` metadata,
+which is what a purge of the scopes deletes by. They live in the scopes
 collection rather than a collection of their own: every Chroma collection brings a
 vector index whose files persist unused slots, which may hold stale heap bytes
 (``store/heap.py``), and another one would be another place for purged text to turn up.
@@ -31,7 +33,7 @@ look, never a wrong answer.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import uuid
 from typing import Any
 
@@ -106,9 +108,13 @@ class Revisions:
 
 
 def _slot_id(user_id: str, number: int) -> str:
-    # json.dumps quotes the id, so "a:1" and a crafted "a" + ":1" cannot collide.
-    return f"seq:{json.dumps(user_id)}:{number}"
+    return f"seq:{_key(user_id)}:{number}"
 
 
 def _head_id(user_id: str) -> str:
-    return "head:" + json.dumps(user_id)
+    return f"head:{_key(user_id)}"
+
+
+def _key(user_id: str) -> str:
+    # Fixed length and alphabet: no id can be crafted to read as another's number.
+    return hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
