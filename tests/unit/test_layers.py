@@ -32,11 +32,30 @@ LAYERS: dict[str, int] = {
     "recallmem.embedders": 0,
     **{
         f"recallmem.{name}": 0
-        for name in (
-            "_async ahead errors limits types config prompts text tokens signal_kinds "
-            "signals signal_prototypes events dedup validation listing portability "
-            "jsontext quoting secrets secret_checks testing"
-        ).split()
+        for name in [
+            "_async",
+            "ahead",
+            "errors",
+            "limits",
+            "types",
+            "config",
+            "prompts",
+            "text",
+            "tokens",
+            "signal_kinds",
+            "signals",
+            "signal_prototypes",
+            "events",
+            "dedup",
+            "validation",
+            "listing",
+            "portability",
+            "jsontext",
+            "quoting",
+            "secrets",
+            "secret_checks",
+            "testing",
+        ]
     },
 }
 
