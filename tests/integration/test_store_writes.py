@@ -57,16 +57,16 @@ def test_a_store_created_with_chromas_defaults_opens_and_keeps_them(home: Path) 
         assert [h.fact.id for h in reopened.recall("tea", user_id="ada")] == [fact.id]
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, memory: Memory, method: str) -> list[str]:
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: Any, method: str) -> list[str]:
     """Record each call of a store method; the real method still runs."""
     calls: list[str] = []
-    real = getattr(memory.store, method)
+    real = getattr(owner, method)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(method)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(memory.store, method, counted)
+    monkeypatch.setattr(owner, method, counted)
     return calls
 
 
@@ -75,11 +75,13 @@ def test_a_cold_recall_reads_the_revision_once(
 ) -> None:
     memory.remember("Likes green tea", user_id="ada", category="preference")
     reopened = Memory(memory.config, embeddings=HashingEmbeddings())
-    reads = _counting(monkeypatch, reopened, "revision")
+    revisions = reopened.store.revisions  # store/revisions.py
+    loads = _counting(monkeypatch, revisions, "latest")
+    checks = _counting(monkeypatch, revisions, "is_current")
     assert len(reopened.recall("tea", user_id="ada")) == 1  # loads ada
-    assert reads == ["revision"]
+    assert (loads, checks) == (["latest"], [])
     reopened.recall("tea", user_id="ada")  # cached: checks the revision again
-    assert reads == ["revision", "revision"]
+    assert (loads, checks) == (["latest"], ["is_current"])
 
 
 def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
