@@ -98,7 +98,7 @@ def scale_cold_latency(results: dict[str, Any]) -> Figure:
     ax.set_ylabel("recall latency (ms)")
     ax.set_ylim(bottom=0)
     ax.axhline(30, color="black", linewidth=0.8, linestyle=":", label="30 ms target")
-    ax.set_title("A collection per user: a cold user costs what the user holds")
+    ax.set_title("A collection per user: recall of a cold user against store size")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

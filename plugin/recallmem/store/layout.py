@@ -16,6 +16,7 @@ on the hash alone.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -65,42 +66,41 @@ class Collections:
             configuration={"hnsw": DIRECTORY_HNSW},
         )  # fmt: skip
         self._handles: OrderedDict[str, Any] = OrderedDict()
+        self._guard = threading.Lock()  # the service reads from several threads
 
     def writable(self, user_id: str) -> Any:
         """The user's collection, created if it does not exist."""
-        handle = self.of(user_id, create=True)
-        assert handle is not None  # created
-        return handle
-
-    def of(self, user_id: str, *, create: bool = False) -> Any | None:
-        """The user's collection; None if it does not exist and ``create`` is false."""
         name = user_collection(self.prefix, user_id)
-        handle = self._handles.get(name)
-        if handle is None:
-            handle = self._open(name, create)
-            if handle is None:
-                return None
+        return self._cached(name) or self._keep(name, self.client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": USER_HNSW}
+        ))  # fmt: skip
+
+    def of(self, user_id: str) -> Any | None:
+        """The user's collection; None if the user never wrote (nothing is created)."""
+        from chromadb.errors import NotFoundError
+
+        name = user_collection(self.prefix, user_id)
+        handle = self._cached(name)
+        if handle is not None:
+            return handle
+        try:
+            return self._keep(name, self.client.get_collection(name, embedding_function=None))
+        except NotFoundError:
+            return None
+
+    def _cached(self, name: str) -> Any | None:
+        with self._guard:
+            handle = self._handles.get(name)
+            if handle is not None:
+                self._handles.move_to_end(name)
+            return handle
+
+    def _keep(self, name: str, handle: Any) -> Any:
+        with self._guard:
             self._handles[name] = handle
             if len(self._handles) > _HANDLES:
                 self._handles.popitem(last=False)
-        self._handles.move_to_end(name)
         return handle
-
-    def _open(self, name: str, create: bool) -> Any | None:
-        from chromadb.errors import NotFoundError
-
-        if create:
-            return self.client.get_or_create_collection(
-                name, embedding_function=None, configuration={"hnsw": USER_HNSW}
-            )  # fmt: skip
-        try:
-            return self.client.get_collection(name, embedding_function=None)
-        except NotFoundError:
-            return None
-        except ValueError as exc:  # chromadb before 1.x said "does not exist" this way
-            if "does not exist" in str(exc):
-                return None
-            raise
 
     def register(self, ids: Sequence[str], users: Sequence[str]) -> None:
         """Record in the directory whose each fact is (``users[i]`` owns ``ids[i]``)."""
