@@ -151,7 +151,7 @@ def _open(home: Path, clock: Clock, script: Script) -> Any:
     model = FakeChatModel(responses=[script.reply], cycle=True, model_name="scripted")
     memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(), model=model)
     # The pipeline Memory would build, on the simulated clock (the bench's only change).
-    memory.__dict__["extraction"] = ExtractionPipeline(
+    memory._extracting.__dict__["pipeline"] = ExtractionPipeline(
         memory.repository, model, memory.config, clock=clock, background=False
     )
     return memory
@@ -159,10 +159,12 @@ def _open(home: Path, clock: Clock, script: Script) -> Any:
 
 def recalled_at(memory: Any, user: str, text: str, now: datetime, k: int = 3) -> list[str]:
     """What ``Memory.recall(text, user_id=user, k=k)`` returns at the simulated ``now``."""
+    from recallmem.lifecycle.decay import Decay
     from recallmem.retrieval.index import Query
 
     index = memory.repository.index(user)
-    query = Query(text=text, vector=memory.repository.embed_query(text), k=k, decay=memory.decay)
+    decay = Decay.from_config(memory.config)
+    query = Query(text=text, vector=memory.repository.embed_query(text), k=k, decay=decay)
     hits = index.search(query, memory.weights, now)
     memory.repository.accessed(index, [h.fact.id for h in hits], now)
     return [h.fact.content for h in hits]
