@@ -107,12 +107,17 @@ _EMPTY_BODY = {
 
 
 def declare_json_writes(schema: dict[str, Any]) -> None:
-    """Give every bodyless write in an OpenAPI ``schema`` an empty JSON body, so that
-    clients built from the schema send the ``Content-Type`` the service requires."""
+    """Give every bodyless write in an OpenAPI ``schema`` an empty JSON body, and mark
+    optional bodies required, so that clients built from the schema send the
+    ``Content-Type`` the service requires (an empty body with it still means "none")."""
     for operations in schema.get("paths", {}).values():
         for method, operation in operations.items():
-            if method.upper() in JSON_METHODS and "requestBody" not in operation:
+            if method.upper() not in JSON_METHODS:
+                continue
+            if "requestBody" not in operation:
                 operation["requestBody"] = _EMPTY_BODY
+            else:
+                operation["requestBody"]["required"] = True
 
 
 def depends_on(dependant: Dependant, call: Callable[..., Any]) -> bool:
