@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.errors import InvalidInputError
 from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
+from recallmem.retrieval.when import user_zone
 from recallmem.secrets import redact
 from recallmem.server.schemas import ScopeId
 
@@ -50,6 +52,20 @@ class ChatRequest(BaseModel):
         max_length=MAX_ID_CHARS,
         description="Admin tokens only: the user to chat as. A user's token acts for itself.",
     )
+    timezone: str | None = Field(
+        default=None,
+        description="The user's IANA timezone (e.g. Asia/Shanghai): where the block's date "
+        "and a due date said in the turn ('due tomorrow') are. Default UTC.",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        try:
+            user_zone(value)
+        except InvalidInputError as error:
+            raise ValueError(str(error)) from None
+        return value
 
 
 def history_message_id(thread_id: str, index: int, role: str, content: str) -> str:
