@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import Literal
+from zoneinfo import available_timezones
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -14,6 +15,9 @@ from recallmem.secrets import redact
 from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000
+# The schema lists the names the validator accepts, so a client (or a fuzzer) reading
+# the schema never sends a "valid" zone that is refused.
+ZONE_NAMES: tuple[str, ...] = tuple(sorted(available_timezones()))
 MAX_MESSAGES = 100
 
 
@@ -56,6 +60,7 @@ class ChatRequest(BaseModel):
         default=None,
         description="The user's IANA timezone (e.g. Asia/Shanghai): where the block's date "
         "and a due date said in the turn ('due tomorrow') are. Default UTC.",
+        json_schema_extra={"enum": [None, *ZONE_NAMES]},
     )
 
     @field_validator("timezone")
