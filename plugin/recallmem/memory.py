@@ -304,19 +304,27 @@ class Memory:
         return self.lifecycle.maintain(now=now, user_id=user_id)
 
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None) -> Observation:  # fmt: skip
+                agent_id: str | None = None,
+                timezone: str | tzinfo | None = None) -> Observation:  # fmt: skip
         """Queue a finished turn (or the whole conversation) for extraction; returns at once.
 
         Windows are debounced per thread and written durably before this returns.
+        ``timezone`` (the user's: an IANA name or a ``tzinfo``; default UTC) is stored
+        with the messages, so a due date they say ("tomorrow", "下周五") is resolved
+        there, counted from the day they were said, however late they are extracted.
         """
         return self.extraction.observe(messages, user_id=user_id, thread_id=thread_id,
-                                       agent_id=agent_id)  # fmt: skip
+                                       agent_id=agent_id, timezone=timezone)  # fmt: skip
 
     def extract(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None) -> ExtractionReport:  # fmt: skip
-        """Extract now and report what was added, confirmed, superseded and dropped, and why."""
+                agent_id: str | None = None,
+                timezone: str | tzinfo | None = None) -> ExtractionReport:  # fmt: skip
+        """Extract now and report what was added, confirmed, superseded and dropped, and why.
+
+        ``timezone`` as for :meth:`observe`.
+        """
         return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
-                                       agent_id=agent_id)  # fmt: skip
+                                       agent_id=agent_id, timezone=timezone)  # fmt: skip
 
     def flush(self, timeout: float | None = None) -> builtins.list[ExtractionReport]:
         """Extract every pending window now, waiting at most ``timeout`` seconds."""

@@ -333,12 +333,15 @@ class MemoryMiddleware(AgentMiddleware):
     ) -> ExtractionReport | None:
         """Hand the turn to extraction; a failure is logged, never loses the reply."""
         user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id or "default"
+        zone = scope.timezone or self.timezone  # where the turn's dates are resolved
         try:
             if self.extraction == "inline":
                 return self.memory.extract(
-                    conversation, user_id=user, thread_id=thread, agent_id=agent
+                    conversation, user_id=user, thread_id=thread, agent_id=agent, timezone=zone
                 )
-            self.memory.observe(conversation, user_id=user, thread_id=thread, agent_id=agent)
+            self.memory.observe(
+                conversation, user_id=user, thread_id=thread, agent_id=agent, timezone=zone
+            )
         except RecallmemError as exc:
             log.warning("recallmem: could not hand the turn to extraction: %s", exc)
         return None

@@ -138,7 +138,10 @@ class Backlog:
             row = self._dead_letter(db, letter_id)
             db.execute("DELETE FROM dead_letters WHERE id=?", (letter_id,))
         scope = ThreadScope(
-            user_id=row["user_id"], thread_id=row["thread_id"], agent_id=row["agent_id"]
+            user_id=row["user_id"],
+            thread_id=row["thread_id"],
+            agent_id=row["agent_id"],
+            timezone=row["timezone"],
         )
         # New ids: the originals stay known to the thread, so a resend of them is still ignored.
         messages = [

@@ -113,7 +113,11 @@ def prepare(
     today: datetime | None = None,
     signals: Signals | None = None,
 ) -> PreparedWindow:
-    """The prompt variables for a window; ``related`` is already bounded by the caller."""
+    """The prompt variables for a window; ``related`` is already bounded by the caller.
+
+    ``today`` is when the window was said, in the user's timezone: its local date is
+    the prompt's "Today" (default: now, in UTC).
+    """
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
     cues = detect_signals(utterances, signals)
     cue_text = "; ".join(f'{kind} cue "{quote_text(span)}" in {ref}' for kind, span, ref in cues)

@@ -97,7 +97,7 @@ class Context:
     thread_id: str | None = None
     extractor: str | None = None
     prompt_version: str | None = None
-    timezone: tzinfo = UTC  # where a local valid_until ends; the queue has no zone yet
+    timezone: tzinfo = UTC  # the user's: where a local valid_until ends
 
 
 def _likeness(a: str, b: str) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import tzinfo
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from recallmem.errors import MissingScopeError
 from recallmem.extraction.filter import MessageLike, filter_messages, load_filter_rules
 from recallmem.extraction.queue import QueueStore, ThreadScope
+from recallmem.extraction.threads import zone_name
 from recallmem.limits import check_scope_id
 from recallmem.signals import Signals
 from recallmem.validation import optional_key, require_user
@@ -38,8 +40,14 @@ class Observation(BaseModel):
     note: str
 
 
-def thread_scope(user_id: str, thread_id: str, agent_id: str | None) -> ThreadScope:
-    """The queue's scope of a conversation, or an error naming the missing argument."""
+def thread_scope(
+    user_id: str, thread_id: str, agent_id: str | None, timezone: str | tzinfo | None = None
+) -> ThreadScope:
+    """The queue's scope of a conversation, or an error naming the missing (or bad) argument.
+
+    ``timezone`` is the user's (an IANA name or a ``tzinfo``; None: UTC), where the
+    dates the conversation says ("tomorrow", "下周五") are resolved.
+    """
     if not isinstance(thread_id, str) or not thread_id.strip():
         raise MissingScopeError(
             "thread_id is required (pass thread_id=...): windows are debounced per thread"
@@ -48,6 +56,7 @@ def thread_scope(user_id: str, thread_id: str, agent_id: str | None) -> ThreadSc
         user_id=require_user(user_id),
         thread_id=check_scope_id(thread_id, "thread_id") or thread_id,
         agent_id=optional_key(agent_id, "agent_id"),
+        timezone=zone_name(timezone),
     )
 
 

@@ -6,9 +6,9 @@
 This module only composes the stages::
 
     pipeline = ExtractionPipeline(facts, model, config)   # facts: a FactsPort; model may be None
-    pipeline.observe(messages, *, user_id, thread_id, agent_id=None) -> Observation
+    pipeline.observe(messages, *, user_id, thread_id, agent_id=None, timezone=None)
     pipeline.flush(timeout=None) -> list[ExtractionReport]   # every pending window, now
-    pipeline.extract(messages, *, user_id, thread_id, agent_id=None) -> ExtractionReport
+    pipeline.extract(messages, *, user_id, thread_id, agent_id=None, timezone=None)
     pipeline.run_due() -> list[ExtractionReport]             # due windows, in this thread
     pipeline.start_background()                              # a worker runs due windows
     pipeline.backlog / pipeline.reports                      # what waits / what was done
@@ -29,6 +29,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from datetime import tzinfo
 
 from langchain_core.language_models import BaseChatModel
 
@@ -112,9 +113,14 @@ class ExtractionPipeline:
         user_id: str,
         thread_id: str,
         agent_id: str | None = None,
+        timezone: str | tzinfo | None = None,
     ) -> Observation:
-        """Queue a conversation for extraction; returns at once (the worker starts)."""
-        scope = thread_scope(user_id, thread_id, agent_id)
+        """Queue a conversation for extraction; returns at once (the worker starts).
+
+        ``timezone`` (the user's; None: UTC) is stored with the messages: their dates
+        are resolved there, as of the day they were said.
+        """
+        scope = thread_scope(user_id, thread_id, agent_id, timezone)
         seen = self.intake.observe(messages, scope, has_model=self.model is not None)
         self.start_background()
         return seen
@@ -148,6 +154,7 @@ class ExtractionPipeline:
         user_id: str,
         thread_id: str,
         agent_id: str | None = None,
+        timezone: str | tzinfo | None = None,
         wait: float = 60.0,
     ) -> ExtractionReport:
         """Queue a conversation and extract it now, in this thread; returns the report.
@@ -155,8 +162,9 @@ class ExtractionPipeline:
         Messages already extracted are not sent again. Raises ExtractionError (the
         window stays queued for a retry) when the model's output cannot be read or the
         write fails, and ModelNotConfiguredError (after queueing) without a model.
+        ``timezone`` as for :meth:`observe`.
         """
-        scope = thread_scope(user_id, thread_id, agent_id)
+        scope = thread_scope(user_id, thread_id, agent_id, timezone)
         with self.runner.reserving(scope):
             self.intake.add(messages, scope)
             self._require_model("extract")

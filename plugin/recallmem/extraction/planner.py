@@ -73,7 +73,7 @@ class Planner:
             window.messages,
             self._related(scope, lines),
             profile=profile,
-            today=now,
+            today=window.said,  # the day it was said, where the user is, not the day run
             signals=self.signals,
         )
         result = self.extractor.invoke(prepared.inputs)
@@ -89,6 +89,7 @@ class Planner:
             thread_id=scope.thread_id,
             extractor=result.model_name or self.extractor_name,
             prompt_version=self.prompt.label,
+            timezone=window.scope.zone,
         )
         plan = make_plan(result, context, neighbours, policy=self.policy, now=now, rules=self.rules)
         if plan.count(Add):

@@ -59,22 +59,38 @@ CREATE TABLE IF NOT EXISTS threads (
 CREATE TABLE IF NOT EXISTS messages (
   key TEXT NOT NULL, seq INTEGER NOT NULL, msg_id TEXT NOT NULL, role TEXT NOT NULL,
   content TEXT, urgent INTEGER NOT NULL DEFAULT 0, observed_at REAL NOT NULL,
-  PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
+  timezone TEXT, PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
 CREATE TABLE IF NOT EXISTS dead_letters (
   id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
   agent_id TEXT, thread_id TEXT NOT NULL, messages TEXT NOT NULL, reason TEXT NOT NULL,
-  attempts INTEGER NOT NULL, at REAL NOT NULL);
+  attempts INTEGER NOT NULL, at REAL NOT NULL, timezone TEXT);
 CREATE TABLE IF NOT EXISTS usage_log (
   id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
   at REAL NOT NULL, model TEXT, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL);
 """
+# Columns added since the first release: a queue file written before them gains them at
+# open, and its rows read NULL (no zone given: UTC, as they were extracted then).
+_ADDED_COLUMNS = (("messages", "timezone", "TEXT"), ("dead_letters", "timezone", "TEXT"))
 PENDING = "t.next_seq - 1 > t.watermark"
 # A journaled plan belongs to its exact window; otherwise the next claim may take more.
 _KEEP_JOURNALED_WINDOW = "window_hi = CASE WHEN journal IS NULL THEN NULL ELSE window_hi END"
 URGENT = (
     "EXISTS (SELECT 1 FROM messages m WHERE m.key = t.key AND m.seq > t.watermark AND m.urgent)"
 )
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN IMMEDIATE")  # two processes opening an old file add each column once
+    try:
+        for table, column, kind in _ADDED_COLUMNS:
+            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -115,6 +131,7 @@ class QueueStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            _add_missing_columns(self._db)
         except sqlite3.Error as exc:
             raise StoreError(
                 f"could not open the extraction queue at {self.path}: {exc}. Check that the "
@@ -146,7 +163,10 @@ class QueueStore:
     def add(
         self, scope: ThreadScope, messages: Sequence[Utterance], urgent: Sequence[bool] = ()
     ) -> int:
-        """Queue the messages not seen before in this thread; returns how many were new."""
+        """Queue the messages not seen before in this thread; returns how many were new.
+
+        Each message keeps the time it was queued and ``scope.timezone``, the user's zone.
+        """
         if not scope.user_id or not scope.thread_id:
             raise InvalidInputError("user_id and thread_id are required to queue messages")
         flags = list(urgent) or [False] * len(messages)
@@ -163,7 +183,8 @@ class QueueStore:
             added = 0
             for message, flag in zip(messages, flags, strict=True):
                 cursor = db.execute(
-                    "INSERT OR IGNORE INTO messages VALUES (?,?,?,?,?,?,?)",
+                    "INSERT OR IGNORE INTO messages (key, seq, msg_id, role, content, urgent, "
+                    "observed_at, timezone) VALUES (?,?,?,?,?,?,?,?)",
                     (
                         scope.key,
                         next_seq + added,
@@ -172,6 +193,7 @@ class QueueStore:
                         message.content,
                         flag,
                         now,
+                        scope.timezone,
                     ),
                 )
                 added += cursor.rowcount
@@ -239,18 +261,27 @@ class QueueStore:
             (self.owner, self.clock() + self.timing.lease, hi, row["key"]),
         )
         messages = db.execute(
-            "SELECT msg_id, role, content FROM messages "
+            "SELECT msg_id, role, content, observed_at, timezone FROM messages "
             "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
             (row["key"], row["watermark"], hi),
         ).fetchall()
+        # The window is as of its last message: its zone, and the time it was said.
+        zone = messages[-1]["timezone"] if messages else None
+        said_at = float(messages[-1]["observed_at"]) if messages else self.clock()
         scope = ThreadScope(
-            user_id=row["user_id"], thread_id=row["thread_id"], agent_id=row["agent_id"]
+            user_id=row["user_id"],
+            thread_id=row["thread_id"],
+            agent_id=row["agent_id"],
+            timezone=zone,
         )
         utterances = tuple(
             Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
         )
         attempts = row["attempts"] + 1
-        return Window(scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner)
+        return Window(
+            scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner,
+            said_at=said_at,
+        )  # fmt: skip
 
     def journal(self, window: Window, payload: str, usage: dict[str, Any]) -> None:
         """Record what the model produced for a window before anything is written."""
@@ -305,9 +336,10 @@ class QueueStore:
         messages = json.dumps([m.model_dump() for m in window.messages], ensure_ascii=False)
         db.execute(
             "INSERT INTO dead_letters (key, user_id, agent_id, thread_id, messages, "
-            "reason, attempts, at) VALUES (?,?,?,?,?,?,?,?)",
+            "reason, attempts, at, timezone) VALUES (?,?,?,?,?,?,?,?,?)",
             (window.scope.key, window.scope.user_id, window.scope.agent_id,
-             window.scope.thread_id, messages, reason, window.attempts, self.clock()),
+             window.scope.thread_id, messages, reason, window.attempts, self.clock(),
+             window.scope.timezone),
         )  # fmt: skip
         self._advance(db, window)
 

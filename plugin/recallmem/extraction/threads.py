@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.config import MemoryConfig
+from recallmem.errors import InvalidInputError
+from recallmem.retrieval.when import user_zone
 
 Role = Literal["user", "assistant"]
 
@@ -70,23 +74,81 @@ class Timing:
         return float(min(self.retry_max, self.retry_base * 2 ** max(attempts - 1, 0)))
 
 
+def zone_name(zone: str | tzinfo | None) -> str | None:
+    """The name a user's timezone is stored under in the queue (None: not given, UTC).
+
+    An IANA name or a ``ZoneInfo`` is kept by name, a fixed offset as ``UTC+08:00``.
+
+    >>> zone_name("Asia/Shanghai"), zone_name(timezone(timedelta(hours=-5))), zone_name(None)
+    ('Asia/Shanghai', 'UTC-05:00', None)
+    """
+    if zone is None:
+        return None
+    resolved = user_zone(zone)
+    if resolved is UTC:
+        return "UTC"
+    if isinstance(resolved, ZoneInfo) and resolved.key:
+        return resolved.key
+    if isinstance(resolved, timezone):
+        offset = resolved.utcoffset(None)
+        minutes = int(offset.total_seconds()) // 60
+        sign = "-" if minutes < 0 else "+"
+        return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    name = getattr(resolved, "key", None) or getattr(resolved, "zone", None)  # pytz's zones
+    if isinstance(name, str) and name:
+        return zone_name(name)
+    raise InvalidInputError(
+        f"timezone {zone!r} cannot be stored with the queued conversation: pass an IANA "
+        "name such as 'Asia/Shanghai', a ZoneInfo, or a fixed datetime.timezone"
+    )
+
+
+def stored_zone(name: str | None) -> tzinfo:
+    """The timezone :func:`zone_name` stored; UTC for a window queued without one.
+
+    >>> stored_zone("UTC+08:00").utcoffset(None), stored_zone(None)
+    (datetime.timedelta(seconds=28800), datetime.timezone.utc)
+    """
+    if not name or name == "UTC":
+        return UTC
+    if name.startswith(("UTC+", "UTC-")):
+        hours, minutes = name[4:].split(":")
+        offset = timedelta(hours=int(hours), minutes=int(minutes))
+        return timezone(offset if name[3] == "+" else -offset)
+    return user_zone(name)
+
+
 @dataclass(frozen=True)
 class ThreadScope:
-    """One conversation thread of one user (and agent)."""
+    """One conversation thread of one user (and agent), and the user's timezone.
+
+    The timezone (a :func:`zone_name`) is not part of the thread's key: it travels with
+    each queued message, and a claimed window's scope carries its last message's zone.
+    """
 
     user_id: str
     thread_id: str
     agent_id: str | None = None
+    timezone: str | None = None
 
     @property
     def key(self) -> str:
         """The thread's key in the queue."""
         return json.dumps([self.user_id, self.agent_id, self.thread_id])
 
+    @property
+    def zone(self) -> tzinfo:
+        """The user's timezone (UTC when none was given)."""
+        return stored_zone(self.timezone)
+
 
 @dataclass(frozen=True)
 class Window:
-    """A claimed window: messages ``(lo, hi]`` of a thread, and its journal if any."""
+    """A claimed window: messages ``(lo, hi]`` of a thread, and its journal if any.
+
+    ``said_at`` is when its last message was observed (epoch seconds): the window's
+    "today" is that instant's date in the user's timezone, however late it is extracted.
+    """
 
     scope: ThreadScope
     lo: int
@@ -95,3 +157,9 @@ class Window:
     attempts: int
     journal: str | None
     owner: str
+    said_at: float
+
+    @property
+    def said(self) -> datetime:
+        """When the window's last message was said, in the user's timezone."""
+        return datetime.fromtimestamp(self.said_at, self.scope.zone)

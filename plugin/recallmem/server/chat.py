@@ -65,7 +65,8 @@ def _turn(body: ChatRequest, principal: Principal) -> ChatTurn:
         ident = given_id or history_message_id(thread_id, index, role, content)
         kind = HumanMessage if role == "user" else AIMessage
         messages.append(kind(content=content, id=ident))
-    return ChatTurn(user_id=user, agent_id=body.agent_id, thread_id=thread_id, messages=messages)
+    return ChatTurn(user_id=user, agent_id=body.agent_id, thread_id=thread_id, messages=messages,
+                    timezone=body.timezone)  # fmt: skip
 
 
 async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | None:
@@ -73,8 +74,9 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
     conversation: list[AnyMessage] = [*turn.messages, *turn.replies]  # type: ignore[list-item]
     try:
         observation = await state.memory.aobserve(
-            conversation, user_id=turn.user_id, thread_id=turn.thread_id, agent_id=turn.agent_id
-        )
+            conversation, user_id=turn.user_id, thread_id=turn.thread_id,
+            agent_id=turn.agent_id, timezone=turn.timezone,
+        )  # fmt: skip
     except Exception:
         log.exception("recallmem: could not queue chat turn of thread %s", turn.thread_id)
         return None

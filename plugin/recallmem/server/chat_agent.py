@@ -44,12 +44,15 @@ class ChatTurn:
     thread_id: str
     messages: list[BaseMessage]
     replies: list[AIMessage] = field(default_factory=list)
+    timezone: str | None = None
 
     def context(self) -> dict[str, str]:
         """The run scope the tools and the middleware read."""
         scope = {"user_id": self.user_id, "thread_id": self.thread_id}
         if self.agent_id:
             scope["agent_id"] = self.agent_id
+        if self.timezone:
+            scope["timezone"] = self.timezone
         return scope
 
 

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from typing import Literal
+from zoneinfo import available_timezones
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.errors import InvalidInputError
 from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
+from recallmem.retrieval.when import user_zone
 from recallmem.secrets import redact
 from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000
+# The schema lists the names the validator accepts, so a client (or a fuzzer) reading
+# the schema never sends a "valid" zone that is refused.
+ZONE_NAMES: tuple[str, ...] = tuple(sorted(available_timezones()))
 MAX_MESSAGES = 100
 
 
@@ -50,6 +56,21 @@ class ChatRequest(BaseModel):
         max_length=MAX_ID_CHARS,
         description="Admin tokens only: the user to chat as. A user's token acts for itself.",
     )
+    timezone: str | None = Field(
+        default=None,
+        description="The user's IANA timezone (e.g. Asia/Shanghai): where the block's date "
+        "and a due date said in the turn ('due tomorrow') are. Default UTC.",
+        json_schema_extra={"enum": [None, *ZONE_NAMES]},
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        try:
+            user_zone(value)
+        except InvalidInputError as error:
+            raise ValueError(str(error)) from None
+        return value
 
 
 def history_message_id(thread_id: str, index: int, role: str, content: str) -> str:
