@@ -142,7 +142,8 @@ def extraction_schema() -> dict[str, Any]:
     return {**schema, "title": EXTRACTION_TOOL, "description": summary}
 
 
-def _usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:
+def message_usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:
+    """One model call's tokens and the model's name, from a reply's metadata."""
     meta = getattr(message, "usage_metadata", None) or {}
     usage = TokenUsage(
         calls=1,
@@ -158,7 +159,7 @@ def _read_message(message: BaseMessage) -> ExtractionResult:
         result = coerce_result(message.tool_calls[0]["args"])
     else:
         result = parse_extraction(message.text)
-    usage, name = _usage(message)
+    usage, name = message_usage(message)
     return result.model_copy(update={"usage": usage, "model_name": name})
 
 
@@ -170,7 +171,7 @@ def _read_structured(output: Any) -> ExtractionResult:
         raise ExtractionError("structured output carried no raw model message")
     parsed = output.get("parsed")
     if isinstance(parsed, Mapping):
-        usage, name = _usage(raw)
+        usage, name = message_usage(raw)
         return coerce_result(parsed).model_copy(update={"usage": usage, "model_name": name})
     return _read_message(raw)
 

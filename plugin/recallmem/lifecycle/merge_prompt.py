@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
+from recallmem.extraction.chain import message_usage
 from recallmem.extraction.parser import find_json
 from recallmem.prompts import ChatPromptSpec
 from recallmem.quoting import quote_text
@@ -125,20 +125,9 @@ def read_reply(text: str) -> tuple[list[Proposal], list[Unreadable]]:
     return proposals, unreadable
 
 
-def _usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:
-    meta = getattr(message, "usage_metadata", None) or {}
-    usage = TokenUsage(
-        calls=1,
-        input_tokens=int(meta.get("input_tokens", 0)),
-        output_tokens=int(meta.get("output_tokens", 0)),
-    )
-    name = message.response_metadata.get("model_name") or message.response_metadata.get("model")
-    return usage, (str(name) if name else None)
-
-
 def ask(model: BaseChatModel, prompt: ChatPromptSpec, shown: Shown) -> Reply:
     """One model call with the shown groups; the proposals it makes."""
     message = model.invoke(prompt.render(groups=shown.text))
     proposals, unreadable = read_reply(message.text)
-    usage, name = _usage(message)
+    usage, name = message_usage(message)
     return Reply(proposals=proposals, unreadable=unreadable, usage=usage, model=name)
