@@ -75,14 +75,19 @@ def content_units(text: str) -> frozenset[str]:
     return frozenset(u for u in units(text) if u not in STOPWORDS)
 
 
+def listed_once(words: list[str]) -> list[str]:
+    """``words`` if none is listed twice (a word list in ``prompts/`` is checked at load)."""
+    if repeated := sorted({w for w in words if words.count(w) > 1}):
+        raise ValueError(f"listed twice: {repeated}")
+    return words
+
+
 def _single_units(words: list[str]) -> list[str]:
     # A word that is not one unit as units() cuts text could never match anything.
     for word in words:
         if units(word) != [word]:
             raise ValueError(f"{word!r} is not one unit as text.units() cuts it: {units(word)}")
-    if repeated := sorted({w for w in words if words.count(w) > 1}):
-        raise ValueError(f"listed twice: {repeated}")
-    return words
+    return listed_once(words)
 
 
 class WordsByLanguage(BaseModel):

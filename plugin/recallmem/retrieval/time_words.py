@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import compiled_patterns, load_data
+from recallmem.text import listed_once
 
 Unit = Literal["day", "week", "month", "year"]
 
@@ -25,9 +26,7 @@ def _lower_case_words(words: list[str]) -> list[str]:
     for word in words:
         if not word or word != word.lower() or word.split() != [word]:
             raise ValueError(f"{word!r} must be one lower-case word (queries are lower-cased)")
-    if repeated := sorted({w for w in words if words.count(w) > 1}):
-        raise ValueError(f"listed twice: {repeated}")
-    return words
+    return listed_once(words)
 
 
 class ChineseMarks(BaseModel):
