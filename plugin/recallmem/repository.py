@@ -356,7 +356,7 @@ class FactRepository:
                 scrub_chroma(self.store.path)
 
     def users(self) -> list[str]:
-        """Every user who ever wrote."""
+        """Every user who has facts stored."""
         return self.store.users()
 
     def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool,

@@ -59,7 +59,7 @@ class LifecyclePort(Protocol):
         ...
 
     def users(self) -> list[str]:
-        """Every user who ever wrote."""
+        """Every user who has facts stored."""
         ...
 
     def revision(self, user_id: str) -> str | None:
@@ -135,7 +135,7 @@ class Maintainer:
     def maintain(
         self, *, now: datetime | None = None, user_id: str | None = None
     ) -> MaintenanceReport:
-        """Maintain one user (every user who ever wrote, if None) as of ``now``."""
+        """Maintain one user (every user who has facts stored, if None) as of ``now``."""
         if now is not None and (not isinstance(now, datetime) or now.utcoffset() is None):
             raise InvalidInputError(
                 f"now must be a timezone-aware datetime, got {now!r}; use datetime.now(UTC) "
