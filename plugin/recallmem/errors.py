@@ -85,6 +85,15 @@ class StoreError(RecallmemError):
     """The vector store could not be opened, read or written."""
 
 
+class BrokenIndexError(StoreError):
+    """Chroma cannot read a collection whose vector index a crash left inconsistent with
+    its records (``collection`` names it); :meth:`recallmem.Memory.maintain` rebuilds it."""
+
+    def __init__(self, message: str, collection: str) -> None:
+        super().__init__(message)
+        self.collection = collection
+
+
 class StoreLockedError(StoreError):
     """Another process owns this embedded home; ``holder`` says which (when recorded)."""
 

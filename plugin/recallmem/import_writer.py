@@ -9,7 +9,7 @@ written by id, so applying twice writes nothing twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -47,8 +47,16 @@ class ImportWriter:
         self.target = target
         self.intents = target.intents
 
-    def write(self, facts: Sequence[Fact], profiles: Sequence[Profile]) -> None:
-        """Write every row, or raise StoreError naming where the unfinished import is kept."""
+    def write(
+        self,
+        facts: Sequence[Fact],
+        profiles: Sequence[Profile],
+        *,
+        first: Callable[[], None] | None = None,
+    ) -> None:
+        """Write every row, or raise StoreError naming where the unfinished import is kept.
+        ``first`` runs once the rows are journaled, before any is written (a rebuild drops
+        the old collection there: from then on the journal holds the only copy)."""
         vectors = (
             self.target.embed([f.content for f in facts]) if facts else np.zeros((0, 1), np.float32)
         )
@@ -62,6 +70,8 @@ class ImportWriter:
             ) from exc
         with self.intents.claimed(intent.path):
             try:
+                if first is not None:
+                    first()
                 self._apply(intent)
             except StoreError as exc:
                 error = DiskFullError if isinstance(exc, DiskFullError) else StoreError

@@ -43,7 +43,6 @@ from recallmem.retrieval.ranking import Weights
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_store
 from recallmem.store.intents import IntentLog
-from recallmem.store.scrub import scrub_chroma
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
@@ -81,7 +80,6 @@ class FactRepository:
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
-        self._scrub_lock = threading.Lock()
         self.recovered = self.recover()
 
     # -- reading -------------------------------------------------------------------
@@ -264,12 +262,9 @@ class FactRepository:
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are, embedding only changed texts; no dedup."""
-        by_user: dict[str, list[Fact]] = {}
-        for fact in facts:
-            by_user.setdefault(fact.user_id, []).append(fact)
-        for user_id, group in by_user.items():
+        for user_id in dict.fromkeys(f.user_id for f in facts):
             with self._writing(user_id) as index:
-                self._save(index, group)
+                self._save(index, [f for f in facts if f.user_id == user_id])
 
     def remember(
         self, candidates: Sequence[Fact], *, threshold: float, now: datetime
@@ -315,18 +310,16 @@ class FactRepository:
         agent_id: str | None,
         purge: bool,
     ) -> int:
-        """Soft-delete or erase one fact or a scope of the user's; returns how many."""
-        whole_user = fact_id is None and thread_id is None and agent_id is None
+        """Soft-delete or erase one fact or a scope of the user's; returns how many
+        (erasing the whole user never reads the user's collection, which may be broken)."""
+        if purge and fact_id is None and thread_id is None and agent_id is None:
+            return self._erase_user(user_id)
         with self._writing(user_id) as index:
-            facts = [
-                f
-                for f in index.facts()
-                if (fact_id is None or f.id == fact_id)
-                and (thread_id is None or f.thread_id == thread_id)
-                and (agent_id is None or f.agent_id == agent_id)
-            ]
+            facts = [f for f in index.facts() if (fact_id is None or f.id == fact_id)
+                     and (thread_id is None or f.thread_id == thread_id)
+                     and (agent_id is None or f.agent_id == agent_id)]  # fmt: skip
             if purge:
-                self._purge(index, facts, whole_user=whole_user)
+                self._purge(index, facts)
             else:
                 now = utcnow()
                 gone = [f for f in facts if f.status is not Status.DELETED]
@@ -345,33 +338,43 @@ class FactRepository:
                 self._save(index, records)
             doomed = [f for i in purge if (f := index.get(i)) is not None]
             if doomed:
-                self._purge(index, doomed, whole_user=False, scrub=scrub)
+                self._purge(index, doomed, scrub=scrub)
             return records, [f.id for f in doomed]
 
     def scrub(self) -> None:
-        """Leave no byte of purged facts in the embedded store's files (a Chroma server
-        keeps its own files: docs/api.md)."""
-        if self.store.path is not None:
-            with self._scrub_lock:
-                scrub_chroma(self.store.path)
+        """Leave no byte of purged facts in the embedded store's files."""
+        self.store.scrub()
 
     def users(self) -> list[str]:
         """Every user who has facts stored."""
         return self.store.users()
 
-    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, whole_user: bool,
-               scrub: bool = True) -> None:  # fmt: skip
+    def _purge(self, index: UserIndex, facts: Sequence[Fact], *, scrub: bool = True) -> None:
         ids = {f.id for f in facts}
-        keep = (lambda f: False) if whole_user else (lambda f: f.id not in ids)
-        self.intents.drop_rows(index.user_id, keep, profiles=whole_user)
+        self.intents.drop_rows(index.user_id, lambda f: f.id not in ids, profiles=False)
         self.store.delete(list(ids), user_id=index.user_id)
-        if whole_user:
-            self.store.delete_scope(index.user_id)
         index.remove(ids)
         self._access.take(index.user_id)
         index.revision = self.store.revisions.record_write(index.user_id, index.revision)
         if scrub:
             self.scrub()
+
+    def rebuild(self, user_id: str) -> int:
+        """Rewrite a broken user's collection from its records, re-embedded; how many."""
+        with self._locked(user_id):
+            facts = self.store.stored_records(user_id)
+            ImportWriter(self).write(facts, [], first=lambda: self.store.collections.drop(user_id))
+            return len(facts)
+
+    def _erase_user(self, user_id: str) -> int:
+        with self._locked(user_id):
+            self.intents.drop_rows(user_id, lambda f: False, profiles=True)
+            erased = self.store.drop_user(user_id)
+            self._indexes.drop(user_id)
+            self._access.take(user_id)
+            self.store.revisions.record_write(user_id, self.store.revisions.latest(user_id))
+            self.scrub()
+            return erased
 
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""

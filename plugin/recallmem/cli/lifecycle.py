@@ -29,6 +29,8 @@ def cmd_maintain(args: argparse.Namespace, out: TextIO) -> int:
     for what in ("expired", "faded", "purged"):
         for fact_id in getattr(report, what):
             out.write(f"  {what:<8} {fact_id}\n")
+    for user_id in report.repaired:
+        out.write(f"  rebuilt the collection of user {user_id!r} from its records\n")
     return 0
 
 

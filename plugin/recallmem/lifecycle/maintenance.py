@@ -1,6 +1,8 @@
 """The maintenance run: expire, fade and purge, one user at a time, journaled.
 
-For each user: finish a plan a crashed run left in the journal, then plan from the
+For each user: rebuild the user's collection if a crash left it unreadable
+(``FactRepository.rebuild``: from its records, nothing lost), finish a plan a crashed
+run left in the journal, then plan from the
 user's facts and ``now`` (pure, ``lifecycle/plan.py``), journal the plan, apply it under
 the user's lock (records written, old faded facts purged and scrubbed from disk), clear
 the journal and emit a ``memory_maintenance`` event. A plan with nothing to do is not
@@ -15,6 +17,7 @@ and merges nothing.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +28,12 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import InvalidInputError, QueueUnavailableError, StoreError
+from recallmem.errors import (
+    BrokenIndexError,
+    InvalidInputError,
+    QueueUnavailableError,
+    StoreError,
+)
 from recallmem.events import MaintenanceEvent, log_event
 from recallmem.extraction.queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
@@ -35,6 +43,8 @@ from recallmem.lifecycle.journal import MaintenanceJournal
 from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 from recallmem.validation import require_user
+
+log = logging.getLogger("recallmem.lifecycle")
 
 
 class LifecyclePort(Protocol):
@@ -66,6 +76,10 @@ class LifecyclePort(Protocol):
         """A token that changes whenever the user's memory changes."""
         ...
 
+    def rebuild(self, user_id: str) -> int:
+        """Rewrite the user's collection from its records; returns how many."""
+        ...
+
 
 class MaintenancePort(LifecyclePort, ConsolidationStore, Protocol):
     """Storage for a maintenance run that also consolidates."""
@@ -89,6 +103,7 @@ class MaintenanceReport(BaseModel):
     faded: tuple[str, ...] = ()
     purged: tuple[str, ...] = ()
     consolidated: tuple[str, ...] = ()
+    repaired: tuple[str, ...] = ()  # users whose collection was rebuilt
     replayed: int = 0
     seconds: float = 0.0
 
@@ -110,6 +125,7 @@ class MaintenanceReport(BaseModel):
                 "faded": self.faded + other.faded,
                 "purged": self.purged + other.purged,
                 "consolidated": self.consolidated + other.consolidated,
+                "repaired": self.repaired + other.repaired,
                 "replayed": self.replayed + other.replayed,
                 "seconds": self.seconds + other.seconds,
             }
@@ -145,14 +161,16 @@ class Maintainer:
         return self._run(now or utcnow(), users)
 
     def _run(self, now: datetime, users: Sequence[str] | None) -> MaintenanceReport:
-        # Purged bytes are scrubbed once for the whole run (scrubbing rewrites Chroma's
-        # files); also after a failure, and after replaying a plan that purged, since a
-        # crash may have come between its purge and its scrub.
+        # Purged bytes (and a rebuilt collection's old files) are scrubbed once for the
+        # whole run (scrubbing rewrites Chroma's files); also after a failure, and after
+        # replaying a plan that purged, since a crash may have come between its purge
+        # and its scrub.
         report, dirty = MaintenanceReport(at=now), False
         try:
             for user_id in self.facts.users() if users is None else users:
                 step, replayed_purge = self._user(user_id, now)
-                report, dirty = report.merge(step), dirty or replayed_purge or bool(step.purged)
+                report = report.merge(step)
+                dirty = dirty or replayed_purge or bool(step.purged or step.repaired)
         except BaseException:
             dirty = True
             raise
@@ -190,6 +208,12 @@ class Maintainer:
     def _user(self, user_id: str, now: datetime) -> tuple[MaintenanceReport, bool]:
         started = time.perf_counter()
         report = MaintenanceReport(at=now, users=(user_id,))
+        try:
+            self.facts.facts(user_id)
+        except BrokenIndexError as exc:
+            log.warning("recallmem: rebuilding the collection of user %r: %s", user_id, exc)
+            self.facts.rebuild(user_id)
+            report = report.model_copy(update={"repaired": (user_id,)})
         left = self.journal.pending(user_id)
         if left is not None:  # a run crashed between journal and done: finish it first
             report = report.merge(self._apply(left, replayed=True))

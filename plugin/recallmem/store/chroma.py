@@ -11,6 +11,7 @@ back to its default embedding function, which would try to download a model.
 from __future__ import annotations
 
 import json
+import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,10 +25,12 @@ from recallmem.store.client import open_client
 from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
-from recallmem.store.layout import Collections
+from recallmem.store.layout import Collections, user_collection
 from recallmem.store.lock import HomeLock, acquire
 from recallmem.store.migration import Progress, legacy_metadata, migrate, pending_migration
 from recallmem.store.revisions import Revisions
+from recallmem.store.scrub import scrub_chroma
+from recallmem.store.segments import stored_facts
 from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
@@ -115,6 +118,7 @@ class FactStore:
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
+        self._scrub_lock = threading.Lock()
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
         metadata: dict[str, Any] = {"embedding_model": embedder}
@@ -226,7 +230,8 @@ class FactStore:
         collection = self._of(user_id)
         pages: list[Any] = []
         while collection is not None:
-            with self._errors(f"read the facts of user {user_id!r}"):
+            action = f"read the facts of user {user_id!r}"
+            with store_errors(action, self.where, collection=collection.name):
                 page = collection.get(
                     where=scope_where(user_id),
                     include=_WHOLE,
@@ -338,6 +343,29 @@ class FactStore:
                 documents=[profile.model_dump_json()],
                 metadatas=[{"user_id": profile.user_id, "kind": "profile"}],
             )
+
+    def drop_user(self, user_id: str) -> int:
+        """Erase a user whole ("forget me"): the collection is dropped without being read,
+        then the directory's entries, the profiles and revision records go. Returns how
+        many facts the directory listed."""
+        with self._errors(f"list the fact ids of user {user_id!r}"):
+            listed = self.collections.directory.get(where=scope_where(user_id), include=[])
+        with self._errors(f"drop the collection of user {user_id!r}"):
+            self.collections.drop(user_id)
+        self.delete_scope(user_id)
+        return len(listed["ids"])
+
+    def stored_records(self, user_id: str) -> list[Fact]:
+        """The user's facts as Chroma's records hold them, read without Chroma
+        (store/segments.py): what rebuilding a broken collection writes back."""
+        return stored_facts(self.path, user_collection(self._prefix, user_id), user_id)
+
+    def scrub(self) -> None:
+        """Leave no byte of purged facts in the embedded store's files (a Chroma server
+        keeps its own files: docs/api.md)."""
+        if self.path is not None:
+            with self._scrub_lock:
+                scrub_chroma(self.path)
 
     def delete_scope(self, user_id: str) -> None:
         """Erase a user's revision and profiles ("forget me"), and any id the directory

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from recallmem.errors import DiskFullError, EmbeddingMismatchError, StoreError
+from recallmem.errors import BrokenIndexError, DiskFullError, EmbeddingMismatchError, StoreError
 
 # Left free for reads, the log's own bookkeeping and SQLite's rollback journal.
 DISK_RESERVE_BYTES = 1024 * 1024
@@ -24,6 +24,14 @@ DISK_RESERVE_BYTES = 1024 * 1024
 # (trigrams), the vector index and journal pages (measured about 6x; rounded up).
 WRITE_AMPLIFICATION = 8
 _DISK_FULL_TEXT = ("database or disk is full", "no space left on device", "disk is full")
+# What Chroma 1.5 says of a collection whose vector index files were saved by a process
+# killed before it saved their id map and log position: replaying the log then deletes
+# or reads labels the files no longer hold (docs/architecture.md, "Crashes").
+_BROKEN_INDEX_TEXT = (
+    "failed to apply logs to the hnsw segment",
+    "error getting embedding",
+    "error loading hnsw index",
+)
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -46,14 +54,29 @@ def disk_full_message(where: str, action: str, detail: str) -> str:
     )
 
 
+def broken_index_message(collection: str, where: str, action: str) -> str:
+    """The error text of a read that met a vector index a crash left behind."""
+    return (
+        f"could not {action}: the vector index of Chroma collection {collection} in {where} "
+        "was left inconsistent with its records by a process killed while writing it (the "
+        "records themselves are intact). Run maintenance for the user (`recallmem "
+        "maintain --user ID`, or Memory.maintain(user_id=...)) to rebuild it from the "
+        "records; erasing the user (forget --purge) works without it."
+    )
+
+
 @contextmanager
-def store_errors(action: str, where: str) -> Iterator[None]:
-    """Turn whatever the store raised into a :class:`StoreError` that says what to do."""
+def store_errors(action: str, where: str, *, collection: str | None = None) -> Iterator[None]:
+    """Turn whatever the store raised into a :class:`StoreError` that says what to do;
+    a read of ``collection`` that meets a broken vector index raises BrokenIndexError."""
     try:
         yield
     except (EmbeddingMismatchError, StoreError):
         raise
     except Exception as exc:
+        if collection is not None and any(t in str(exc).lower() for t in _BROKEN_INDEX_TEXT):
+            message = broken_index_message(collection, where, action)
+            raise BrokenIndexError(message, collection) from exc
         if is_disk_full(exc):
             detail = f"{type(exc).__name__}: {exc}"
             raise DiskFullError(disk_full_message(where, action, detail)) from exc

@@ -15,6 +15,7 @@ on the hash alone.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
@@ -87,6 +88,16 @@ class Collections:
             return self._keep(name, self.client.get_collection(name, embedding_function=None))
         except NotFoundError:
             return None
+
+    def drop(self, user_id: str) -> None:
+        """Delete the user's collection whole, if there is one, without reading it."""
+        from chromadb.errors import NotFoundError
+
+        name = user_collection(self.prefix, user_id)
+        with self._guard:
+            self._handles.pop(name, None)
+        with contextlib.suppress(NotFoundError):
+            self.client.delete_collection(name)
 
     def _cached(self, name: str) -> Any | None:
         with self._guard:

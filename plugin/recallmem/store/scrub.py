@@ -11,6 +11,8 @@ and the free pages of the database file. So after a purge:
   needed for that replay and hold no text.
 - The full-text index is merged (``optimize``), which drops deleted entries.
 - ``VACUUM`` rewrites the file without free pages.
+- The vector index directory of every segment Chroma no longer lists (a dropped
+  collection's: Chroma 1.5 leaves it on disk) is removed.
 
 Chroma's Rust core links its own SQLite. Two SQLite libraries in one process corrupt a
 database (each drops the other's POSIX locks), so Chroma's file is scrubbed by a short
@@ -20,6 +22,8 @@ child process that only runs the SQL below. The extraction queue belongs to Pyth
 
 from __future__ import annotations
 
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -44,10 +48,13 @@ WHERE operation != 3 AND metadata IS NOT NULL AND metadata != '{}' AND EXISTS (
 db.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
 db.execute("COMMIT")
 db.execute("VACUUM")
+for (segment,) in db.execute("SELECT id FROM segments"):
+    print(segment)
 db.close()
 """
 CHROMA_FILE = "chroma.sqlite3"
 SCRUB_TIMEOUT_SECONDS = 600.0
+_SEGMENT_DIR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def scrub_chroma(chroma_path: Path) -> None:
@@ -55,6 +62,9 @@ def scrub_chroma(chroma_path: Path) -> None:
     database = chroma_path / CHROMA_FILE
     if not database.exists():
         return
+    # Listed before Chroma's segments are read: Chroma records a segment before it makes
+    # its directory, so a directory seen here and not listed there is a dropped one.
+    directories = [p for p in chroma_path.iterdir() if _SEGMENT_DIR.fullmatch(p.name)]
     try:
         done = subprocess.run(
             [sys.executable, "-c", _CHROMA_SCRUB, str(database)],
@@ -65,6 +75,10 @@ def scrub_chroma(chroma_path: Path) -> None:
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         raise StoreError(_unscrubbed(database, lines[-1] if lines else f"exit {done.returncode}"))
+    segments = set(done.stdout.split())
+    for directory in directories:
+        if directory.name not in segments:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def scrub_sqlite(path: Path) -> None:

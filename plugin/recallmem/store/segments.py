@@ -1,0 +1,109 @@
+"""A collection's records read straight from the embedded database, without Chroma.
+
+Chroma 1.5 saves a collection's vector index files before their id map and the log
+position they reflect; a process killed in between leaves files that no longer match,
+and from then on every read of the collection fails (Chroma replays its log into them
+first). The records themselves are intact in Chroma's metadata segment, so maintenance
+rebuilds the collection from them (docs/architecture.md, "Crashes"). This module reads
+them: the metadata segment's rows, then the log rows that segment had not applied yet.
+
+As for the scrub (store/scrub.py), Chroma's file is read by a short child process:
+Chroma's Rust core links its own SQLite, and two SQLite libraries in one process drop
+each other's locks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from recallmem.errors import StoreError
+from recallmem.store.codec import decode
+from recallmem.types import Fact
+
+DOCUMENT_KEY = "chroma:document"  # where Chroma keeps a record's document among its metadata
+_ADD, _UPDATE, _UPSERT, _DELETE = 0, 1, 2, 3  # Chroma's log operations
+_READ_TIMEOUT_SECONDS = 600.0
+_READ = """
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=60)
+found = db.execute(
+    "SELECT s.id, c.id FROM collections c JOIN segments s ON s.collection = c.id "
+    "WHERE c.name = ? AND s.scope = 'METADATA'", (sys.argv[2],)).fetchone()
+if found is None:
+    print("{}")
+    sys.exit()
+segment, collection = found
+records = {}
+for rid, key, text, number, real, flag in db.execute(
+        "SELECT e.embedding_id, m.key, m.string_value, m.int_value, m.float_value, "
+        "m.bool_value FROM embeddings e LEFT JOIN embedding_metadata m ON m.id = e.id "
+        "WHERE e.segment_id = ?", (segment,)):
+    record = records.setdefault(rid, {})
+    if key is not None:
+        record[key] = (text if text is not None else bool(flag) if flag is not None
+                       else number if number is not None else real)
+applied = db.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segment,)).fetchone()
+log = db.execute(
+    "SELECT operation, id, metadata FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ? "
+    "ORDER BY seq_id", ("%/" + collection, applied[0] if applied else 0)).fetchall()
+print(json.dumps({"records": records, "log": log}))
+"""
+
+
+def stored_facts(chroma_path: Path | None, name: str, user_id: str) -> list[Fact]:
+    """The user's facts in collection ``name`` of the embedded store at ``chroma_path``."""
+    if chroma_path is None:
+        raise StoreError(
+            "rebuilding a collection reads the embedded store's files; a Chroma server "
+            "keeps its own: restore that collection from a backup or an export"
+        )
+    records = read_collection(chroma_path, name)
+    facts = [decode(i, m.pop(DOCUMENT_KEY, None), m) for i, m in records.items()]
+    return [f for f in facts if f.user_id == user_id]
+
+
+def read_collection(chroma_path: Path, name: str) -> dict[str, dict[str, Any]]:
+    """Every record of collection ``name`` as Chroma last applied it or logged it, by id:
+    its metadata, with the document under :data:`DOCUMENT_KEY`. Raises StoreError if the
+    database cannot be read."""
+    database = chroma_path / "chroma.sqlite3"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _READ, str(database), name],
+            capture_output=True, text=True, timeout=_READ_TIMEOUT_SECONDS,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StoreError(_unreadable(database, str(exc))) from exc
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise StoreError(_unreadable(database, lines[-1] if lines else f"exit {done.returncode}"))
+    raw = json.loads(done.stdout)
+    records: dict[str, dict[str, Any]] = raw.get("records", {})
+    for operation, record_id, metadata in raw.get("log", []):
+        apply_log_row(records, operation, record_id, json.loads(metadata) if metadata else {})
+    return records
+
+
+def apply_log_row(records: dict[str, dict[str, Any]], operation: int, record_id: str,
+                  fields: dict[str, Any]) -> None:  # fmt: skip
+    """Apply one of Chroma's log rows to ``records`` as Chroma applies it: an add never
+    overwrites, an update only touches a record that exists, an upsert adds or updates,
+    and a key set to None is removed."""
+    if operation == _DELETE:
+        records.pop(record_id, None)
+    elif operation == _ADD and record_id not in records:
+        records[record_id] = {k: v for k, v in fields.items() if v is not None}
+    elif operation in (_UPDATE, _UPSERT) and (record_id in records or operation == _UPSERT):
+        merged = {**records.get(record_id, {}), **fields}
+        records[record_id] = {k: v for k, v in merged.items() if v is not None}
+
+
+def _unreadable(database: Path, why: str) -> str:
+    return (
+        f"could not read the records of {database} to rebuild a collection ({why}); "
+        "check that the file exists and is readable, then run maintenance again"
+    )

@@ -1,0 +1,135 @@
+"""A vector index a crash left behind its records: reported, rebuilt, or erased.
+
+Chroma 1.5 saves a collection's vector index files, then their id map and the log
+position they reflect. A process killed in between leaves index files newer than their
+id map, and every later read of that collection fails inside Chroma. The state is made
+here exactly as such a crash leaves it, from Chroma's own files: a home is copied after
+a write, the write after it goes on, and the newer index files (not their id map) are
+copied over the older home's.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import python
+from recallmem import Memory, MemoryConfig
+from recallmem.errors import BrokenIndexError
+from recallmem.store.segments import apply_log_row
+from recallmem.testing import HashingEmbeddings
+
+ID_MAP = "index_metadata.pickle"
+INDEX_FILES = ("data_level0.bin", "header.bin", "length.bin", "link_lists.bin")
+
+
+def persisted_indexes(home: Path) -> list[Path]:
+    """The vector index directories Chroma has saved with an id map."""
+    return [d for d in (home / "chroma").iterdir() if (d / ID_MAP).is_file()]
+
+
+def open_memory(home: Path) -> Memory:
+    return Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+
+
+@pytest.fixture
+def crashed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A home whose user 'ada' (50 facts) has index files newer than their id map, and
+    the facts as they were stored (id -> content); user 'grace' is intact."""
+    home, later = tmp_path / "crashed", tmp_path / "later"
+    with open_memory(home) as memory:
+        stored = memory.remember_many(
+            [{"content": f"Fact {n} about Wibblequax", "category": "context"} for n in range(50)],
+            user_id="ada",
+        )
+        memory.remember("Grace keeps Hollowmere honey", user_id="grace", category="preference")
+    shutil.copytree(home, later)
+    with open_memory(later) as memory:  # the write the crash interrupts
+        for fact in stored[:30]:
+            memory.forget(fact.id, user_id="ada", purge=True)
+    [index] = persisted_indexes(home)  # ada's is the only one past Chroma's sync threshold
+    for name in INDEX_FILES:
+        shutil.copyfile(later / "chroma" / index.name / name, index / name)
+    return home, {f.id: f.content for f in stored}
+
+
+def test_reading_a_broken_user_says_what_happened_and_what_to_run(
+    crashed: tuple[Path, dict[str, str]],
+) -> None:
+    home, _ = crashed
+    with open_memory(home) as memory:
+        with pytest.raises(BrokenIndexError) as raised:
+            memory.list(user_id="ada")
+        assert "records themselves are intact" in str(raised.value)
+        assert "recallmem maintain --user" in str(raised.value)
+        assert [f.content for f in memory.list(user_id="grace")] == ["Grace keeps Hollowmere honey"]
+
+
+def test_maintenance_rebuilds_the_user_from_the_records_and_loses_nothing(
+    crashed: tuple[Path, dict[str, str]],
+) -> None:
+    home, stored = crashed
+    broken = {d.name for d in persisted_indexes(home)}
+    with open_memory(home) as memory:
+        report = memory.maintain(user_id="ada")
+        assert report.repaired == ("ada",)
+        assert {f.id: f.content for f in memory.list(user_id="ada", limit=200)} == stored
+        [hit, *_] = memory.recall("Fact 33 about Wibblequax", user_id="ada")
+        assert hit.fact.content == "Fact 33 about Wibblequax"
+        assert memory.maintain(user_id="ada").repaired == ()  # nothing left to rebuild
+    assert not broken & {d.name for d in (home / "chroma").iterdir()}  # old files removed
+    with open_memory(home) as memory:
+        assert len(memory.list(user_id="ada", limit=200)) == 50
+        assert memory.store.count() == 51
+
+
+def test_forget_me_erases_a_broken_user_without_reading_it(
+    crashed: tuple[Path, dict[str, str]],
+) -> None:
+    home, _ = crashed
+    with open_memory(home) as memory:
+        assert memory.forget(user_id="ada", purge=True) == 50
+        assert memory.list(user_id="ada", status=None) == []
+        assert memory.store.count() == 1
+        memory.remember("Ada starts again", user_id="ada", category="context")
+        assert [f.content for f in memory.list(user_id="ada")] == ["Ada starts again"]
+    for path in home.rglob("*"):
+        assert not path.is_file() or b"Wibblequax" not in path.read_bytes(), path
+
+
+CRASH_AFTER_DROP = """
+import os, sys
+from recallmem import Memory, MemoryConfig
+from recallmem.store import layout
+from recallmem.testing import HashingEmbeddings
+drop = layout.Collections.drop
+def drop_then_die(self, user_id):
+    drop(self, user_id)
+    os._exit(9)  # killed after the old collection is gone, before a row is written back
+layout.Collections.drop = drop_then_die
+Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings()).maintain(user_id="ada")
+"""
+
+
+def test_a_rebuild_killed_after_dropping_the_collection_completes_at_the_next_open(
+    crashed: tuple[Path, dict[str, str]],
+) -> None:
+    home, stored = crashed
+    assert python(CRASH_AFTER_DROP, str(home)).returncode == 9
+    with open_memory(home) as memory:  # the journaled rows are written back on open
+        assert memory.repository.recovered == 50
+        assert {f.id: f.content for f in memory.list(user_id="ada", limit=200)} == stored
+
+
+def test_the_log_rows_a_segment_had_not_applied_are_replayed_as_chroma_would() -> None:
+    records = {"a": {"k": 1, "x": "old"}, "b": {"k": 2}}
+    for operation, record_id, fields in [
+        (0, "a", {"k": 9}),  # an add never overwrites
+        (1, "b", {"k": 3, "x": None}),  # an update merges; None removes a key
+        (1, "z", {"k": 4}),  # an update of a missing record does nothing
+        (2, "c", {"k": 5}),  # an upsert adds
+        (3, "a", {}),  # a delete removes
+    ]:
+        apply_log_row(records, operation, record_id, fields)
+    assert records == {"b": {"k": 3}, "c": {"k": 5}}
