@@ -25,9 +25,10 @@ from recallmem.store.client import open_client
 from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
 from recallmem.store.heap import wipe_heap_blocks
-from recallmem.store.layout import Collections, user_collection
+from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
 from recallmem.store.lock import HomeLock, acquire
 from recallmem.store.migration import Progress, legacy_metadata, migrate, pending_migration
+from recallmem.store.rebuild import repair_shared_collections
 from recallmem.store.revisions import Revisions
 from recallmem.store.scrub import scrub_chroma
 from recallmem.store.segments import stored_facts
@@ -62,6 +63,8 @@ def open_store(
             wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
             unapplied = report_unapplied(config.chroma_path)
         client = open_client(config)
+        if lock is not None:
+            repair_shared_collections(client, config)
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
             old = pending_migration(client, config.collection, config.chroma_url, allowed)
@@ -128,7 +131,7 @@ class FactStore:
             metadata = legacy_metadata(client, prefix) or metadata  # what a store recorded
             self.collections = Collections(client, prefix, metadata)
             self._scopes = client.get_or_create_collection(
-                f"{prefix}_scopes", embedding_function=None
+                f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
         recorded = self.collections.directory.metadata or {}

@@ -54,6 +54,11 @@ def disk_full_message(where: str, action: str, detail: str) -> str:
     )
 
 
+def is_broken_index(exc: BaseException) -> bool:
+    """Whether Chroma failed on a vector index a crash left inconsistent with its records."""
+    return any(text in str(exc).lower() for text in _BROKEN_INDEX_TEXT)
+
+
 def broken_index_message(collection: str, where: str, action: str) -> str:
     """The error text of a read that met a vector index a crash left behind."""
     return (
@@ -74,7 +79,7 @@ def store_errors(action: str, where: str, *, collection: str | None = None) -> I
     except (EmbeddingMismatchError, StoreError):
         raise
     except Exception as exc:
-        if collection is not None and any(t in str(exc).lower() for t in _BROKEN_INDEX_TEXT):
+        if collection is not None and is_broken_index(exc):
             message = broken_index_message(collection, where, action)
             raise BrokenIndexError(message, collection) from exc
         if is_disk_full(exc):

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 DIRECTORY_SUFFIX = "_ids"
+SCOPES_SUFFIX = "_scopes"  # revisions and profiles (store/revisions.py, store/chroma.py)
 LEGACY_FACTS_SUFFIX = "_facts"  # the single collection of every user's facts (layout 1)
 LAYOUT_VERSION = 2
 _DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only

@@ -133,3 +133,70 @@ def test_the_log_rows_a_segment_had_not_applied_are_replayed_as_chroma_would() -
     ]:
         apply_log_row(records, operation, record_id, fields)
     assert records == {"b": {"k": 3}, "c": {"k": 5}}
+
+
+SEGMENT_OF = """
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+print(db.execute("SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
+                 "WHERE c.name = ? AND s.scope = 'VECTOR'", (sys.argv[2],)).fetchone()[0])
+"""
+
+
+@pytest.fixture
+def crashed_directory(tmp_path: Path) -> tuple[Path, set[str]]:
+    """A home whose id directory (shared by every user) has index files newer than their
+    id map, and the ids stored. Chroma saves the directory's index every 1,000 writes:
+    the home is copied with 30 deletes logged after the last save, and the copy's index
+    files, saved again later with those deletes applied, are put back into the home."""
+    home, later = tmp_path / "crashed", tmp_path / "later"
+    with open_memory(home) as memory:
+        many = [{"content": f"Fact {n} of Wibblequax", "category": "context"} for n in range(1100)]
+        stored = memory.remember_many(many, user_id="ada")
+        doomed = [{"content": f"Doomed {n}", "category": "context"} for n in range(30)]
+        memory.remember_many(doomed, user_id="ada", thread_id="doomed")
+        memory.forget(user_id="ada", thread_id="doomed", purge=True)
+    shutil.copytree(home, later)
+    with open_memory(later) as memory:  # enough writes for Chroma to save the index again
+        more = [{"content": f"Later {n}", "category": "context"} for n in range(1000)]
+        memory.remember_many(more, user_id="bob")
+    found = python(SEGMENT_OF, str(home / "chroma" / "chroma.sqlite3"), "recallmem_ids")
+    index = home / "chroma" / found.stdout.strip()
+    assert (index / ID_MAP).is_file(), found.stderr
+    for name in INDEX_FILES:
+        shutil.copyfile(later / "chroma" / index.name / name, index / name)
+    return home, {f.id for f in stored}
+
+
+def test_opening_rebuilds_a_broken_id_directory_from_its_records(
+    crashed_directory: tuple[Path, set[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    home, stored = crashed_directory
+    with open_memory(home) as memory:
+        assert "rebuilding collection recallmem_ids" in caplog.text
+        assert memory.store.count() == len(stored)
+        some = sorted(stored)[7]
+        assert memory.get(some).user_id == "ada"  # a lookup by id alone goes through it
+        assert memory.repository.users() == ["ada"]
+    assert list((home / "rebuilds").iterdir()) == []
+
+
+CRASH_IN_REBUILD = """
+import os, sys
+from recallmem import Memory, MemoryConfig
+from recallmem.store import rebuild
+from recallmem.testing import HashingEmbeddings
+rebuild._finish = lambda client, journal: os._exit(9)  # killed after the drop
+Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
+"""
+
+
+def test_a_rebuild_of_the_directory_killed_after_the_drop_finishes_at_the_next_open(
+    crashed_directory: tuple[Path, set[str]],
+) -> None:
+    home, stored = crashed_directory
+    assert python(CRASH_IN_REBUILD, str(home)).returncode == 9
+    assert [p.name for p in (home / "rebuilds").iterdir()] == ["recallmem_ids.json"]
+    with open_memory(home) as memory:
+        assert memory.store.count() == len(stored)
+    assert list((home / "rebuilds").iterdir()) == []
