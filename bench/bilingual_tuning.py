@@ -4,7 +4,8 @@ experiments on cached vectors, in seconds, scored exactly as ``recall`` scores.
 ``default_rank`` runs ``recallmem.retrieval.fusion.relevance`` (what ``UserIndex.search``
 runs) over a benchmark user's candidates; ``rank_with(weights)`` the same with other
 weights. Recency and confidence are equal for every fact of a benchmark user (all are
-stored at once, at the default confidence), so they are left at 1.
+stored at once, at the default confidence), so they are left at 1. A dialogue query's
+last line is embedded as ``recall`` embeds it (through the run's vector cache).
 """
 
 from __future__ import annotations
@@ -13,16 +14,34 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import numpy as np
-from recallmem.retrieval.fusion import Scope, relevance
+from recallmem.embedders import normalize_rows
+from recallmem.retrieval.fusion import Scope, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text import has_cjk, mostly_cjk
 
-from bench.bilingual_cache import Asked, Candidates
+from bench.bilingual_cache import Asked, Candidates, RunEncoder, default_cache_file
 
 _INDEXES: dict[int, tuple[LexicalIndex, np.ndarray]] = {}
+_ENCODER: list[RunEncoder] = []  # one, made on first need (loading USE takes seconds)
+
+
+def _tail_vector(text: str) -> np.ndarray | None:
+    tail = dialogue_tail(text)
+    if tail is None:
+        return None
+    if not _ENCODER:
+        _ENCODER.append(RunEncoder(default_cache_file()))
+    vector: np.ndarray = normalize_rows(_ENCODER[0].embed_array([tail]))[0]
+    return vector
+
+
+def save_vectors() -> None:
+    """Keep the dialogue tails' vectors in the run's cache for the next experiment."""
+    if _ENCODER:
+        _ENCODER[0].save()
 
 
 def _index(candidates: Candidates) -> tuple[LexicalIndex, np.ndarray]:
@@ -45,8 +64,9 @@ def rank_with(
         text = asked.question.text
         lexicon: Lexicon | None = default_lexicon() if has_cjk(text) or bool(cjk.any()) else None
         size = len(candidates.texts)
+        cosine = nearest_cosine(candidates.vectors, asked.vector, _tail_vector(text))
         scope = Scope(
-            cosine=asked.cosine.astype(np.float32),
+            cosine=cosine.astype(np.float32),
             cjk=cjk,
             age_days=np.zeros(size),
             confidence=np.ones(size, dtype=np.float32),

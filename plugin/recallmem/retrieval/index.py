@@ -20,7 +20,7 @@ import numpy as np
 
 from recallmem.lifecycle.decay import Decay, last_alive
 from recallmem.lifecycle.expiry import valid_until_ts
-from recallmem.retrieval.fusion import Scope, relevance
+from recallmem.retrieval.fusion import Scope, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights, top_k
@@ -37,6 +37,7 @@ class Query:
 
     text: str
     vector: np.ndarray
+    tail_vector: np.ndarray | None = None  # of the last line of a dialogue tail (fusion)
     agent_id: str | None = None
     categories: frozenset[Category] | None = None
     include_inactive: bool = False
@@ -200,7 +201,11 @@ class UserIndex:
             scored = relevance(
                 query.text,
                 Scope(
-                    cosine=(self._vectors if every else self._vectors[rows]) @ query.vector,
+                    cosine=nearest_cosine(
+                        self._vectors if every else self._vectors[rows],
+                        query.vector,
+                        query.tail_vector,
+                    ),
                     cjk=derived.cjk[rows],
                     age_days=(now.timestamp() - derived.seen[rows]) / 86400.0,
                     confidence=derived.confidence[rows]

@@ -8,7 +8,7 @@ of the query a fact says, ``retrieval.evidence``) counts a quarter as much as de
 similarity for queries written in words, and about a seventh for Chinese or Japanese
 queries (a dictionary word is noisier evidence than a whole English word). In a memory
 whose facts are all in the query's script no word match can be a cross-language trap,
-and evidence counts more there (``lexical_one_script``: 0.3 for words, 0.2 for CJK).
+and evidence counts more there (``lexical_one_script``: 0.35 for words, 0.2 for CJK).
 
 Lexical evidence can only speak for facts in the query's script, unless a translation
 connects them. In a memory that mixes Chinese and English, a question whose nearest
@@ -68,7 +68,7 @@ class Weights:
     dense: float = 0.8
     lexical: float = 0.2
     lexical_cjk: float = 0.12
-    lexical_one_script: float = 0.3
+    lexical_one_script: float = 0.35
     lexical_cjk_one_script: float = 0.2
     recency: float = 0.04
     confidence: float = 0.04
@@ -78,7 +78,7 @@ class Weights:
     trust_top: int = 3
     length_b: float = 1.0
     evidence_floor: float = 0.05
-    translation_margin: float = 0.15
+    translation_margin: float = 0.3
 
     def for_query(self, query: str, *, one_script: bool = False) -> Weights:
         """These weights with ``lexical`` set for the query's script, and for whether
@@ -89,7 +89,7 @@ class Weights:
         >>> Weights().for_query("What does Mia like to read?").lexical
         0.2
         >>> Weights().for_query("What does Mia like to read?", one_script=True).lexical
-        0.3
+        0.35
         """
         if mostly_cjk(query):
             return replace(

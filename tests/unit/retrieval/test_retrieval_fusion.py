@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from recallmem.retrieval.fusion import Scope, Scored, relevance
+from recallmem.retrieval.fusion import Scope, Scored, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
 from recallmem.retrieval.ranking import Weights, calibrated, translation_gate
@@ -54,7 +54,7 @@ def test_a_trap_word_never_outranks_the_meaning() -> None:
 
 def test_a_far_fact_in_the_other_language_is_not_lifted_by_translations() -> None:
     facts = ["用户的丈夫在香港一家会计师事务所工作", "要在十二月前续签港澳通行证"]
-    scored = _score("What do I need to renew before I can visit Hong Kong?", facts, [0.28, 0.46])
+    scored = _score("What do I need to renew before I can visit Hong Kong?", facts, [0.12, 0.46])
     assert scored.parts.lexical[0] == 0.0
     assert int(np.argmax(scored.scores)) == 1
 
@@ -81,3 +81,15 @@ def test_calibrated_evidence_and_the_gate_switch_off_at_zero() -> None:
     assert calibrated(evidence, 0.0).tolist() == evidence.tolist()
     same = np.array([False, False])
     assert translation_gate(same, np.array([0.9, 0.1]), 0.0).tolist() == [1.0, 1.0]
+
+
+def test_a_dialogue_tail_is_also_matched_by_its_last_line() -> None:
+    text = "user: I'm drafting next year's price sheet.\nassistant: Want help?\nuser: What number?"
+    assert dialogue_tail(text) == "What number?"
+    assert dialogue_tail("用户：先帮我写张贺卡\n助手：好的\n用户：抬头写什么") == "抬头写什么"
+    assert dialogue_tail("one line only") is None
+    assert dialogue_tail("user: hi\nassistant:") is None
+    rows = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    whole, tail = np.array([0.8, 0.6], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)
+    assert nearest_cosine(rows, whole, None).tolist() == pytest.approx([0.8, 0.6])
+    assert nearest_cosine(rows, whole, tail).tolist() == pytest.approx([0.8, 1.0])
