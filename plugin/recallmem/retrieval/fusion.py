@@ -57,13 +57,12 @@ def dialogue_tail(text: str) -> str | None:
 
 def nearest_cosine(vectors: np.ndarray, query: np.ndarray, tail: np.ndarray | None) -> np.ndarray:
     """Each row's cosine with the query, or with its dialogue tail where that is nearer
-    (unit rows and vectors; one pass over the matrix for both)."""
-    if tail is None:
-        single: np.ndarray = vectors @ query
-        return single
-    both: np.ndarray = vectors @ np.stack([query, tail]).T
-    nearer: np.ndarray = both.max(axis=1)
-    return nearer
+    (unit rows and vectors). Two matrix-vector products: measured, faster than one
+    product with a two-column matrix."""
+    cosine: np.ndarray = vectors @ query
+    if tail is not None:
+        cosine = np.maximum(cosine, vectors @ tail)
+    return cosine
 
 
 @dataclass(frozen=True)
