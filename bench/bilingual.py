@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from recallmem.retrieval.fusion import dialogue_tail
 from recallmem.retrieval.ranking import top_k
 
 from bench.bilingual_cache import Asked, Candidates, RunEncoder, default_cache_file
@@ -169,7 +170,10 @@ def run_default(eval_set: EvalSet, encoder: RunEncoder) -> DefaultRun:
             for user in eval_set.users:
                 cites = _store_user(memory, user)
                 run.merged += len(user.facts) - len(cites)
-                encoder.embed_array([q.text for q in user.questions])  # one batch, cached
+                # One batch, cached: recall's embedding is then a lookup, for the whole
+                # query and (a dialogue tail) its last line alike.
+                tails = [dialogue_tail(q.text) for q in user.questions]
+                encoder.embed_array([q.text for q in user.questions] + [t for t in tails if t])
                 answers[user.user_id] = {}
                 if user.questions:  # untimed: the first recall also loads the user's index
                     memory.recall(user.questions[0].text, user_id=user.user_id, k=K_MAX)

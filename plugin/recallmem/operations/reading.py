@@ -8,6 +8,7 @@ from datetime import tzinfo
 from recallmem.config import MemoryConfig
 from recallmem.lifecycle.decay import Decay
 from recallmem.repository import FactRepository
+from recallmem.retrieval.fusion import dialogue_tail
 from recallmem.retrieval.index import Query
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import user_zone
@@ -48,9 +49,11 @@ class Reading:
         """The user's facts most relevant to ``query``, best first (``Memory.recall``)."""
         query, k = check_query(query, self.config.recall_k if k is None else k)
         user_id = require_user(user_id)
+        tail = dialogue_tail(query)
         search = Query(
             text=query,
             vector=self.repository.embed_query(query),
+            tail_vector=None if tail is None else self.repository.embed_query(tail),
             agent_id=optional_key(agent_id, "agent_id"),
             categories=parse_categories(categories),
             include_inactive=check_flag(include_inactive, "include_inactive"),

@@ -20,10 +20,10 @@ import numpy as np
 
 from recallmem.lifecycle.decay import Decay, last_alive
 from recallmem.lifecycle.expiry import valid_until_ts
-from recallmem.retrieval.evidence import coverage
+from recallmem.retrieval.fusion import Scope, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
-from recallmem.retrieval.ranking import Weights, fuse, lexical_trust, score_parts, top_k
+from recallmem.retrieval.ranking import Weights, top_k
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text import has_cjk, mostly_cjk
 from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights, Status
@@ -37,6 +37,7 @@ class Query:
 
     text: str
     vector: np.ndarray
+    tail_vector: np.ndarray | None = None  # of the last line of a dialogue tail (fusion)
     agent_id: str | None = None
     categories: frozenset[Category] | None = None
     include_inactive: bool = False
@@ -195,25 +196,29 @@ class UserIndex:
             rows = np.flatnonzero(self._mask(derived, query, now))
             if not rows.size:
                 return []
-            same_script = derived.cjk[rows] == mostly_cjk(query.text)
-            weights = weights.for_query(query.text, one_script=bool(same_script.all()))
             # Every fact in scope (the usual case): no copy of the whole matrix first.
             every = rows.size == len(self._facts)
-            cosine = (self._vectors if every else self._vectors[rows]) @ query.vector
-            age_days = (now.timestamp() - derived.seen[rows]) / 86400.0
-            lexicon = _lexicon_for(query.text, derived)
-            evidence = coverage(derived.lexical, query.text, lexicon, length_b=weights.length_b)
-            trust = lexical_trust(same_script, cosine, weights.trust_top)
-            parts = score_parts(
-                cosine,
-                evidence[rows] * trust,
-                age_days,
-                derived.confidence[rows] * self._decay(derived, rows, query.decay, now),
+            scored = relevance(
+                query.text,
+                Scope(
+                    cosine=nearest_cosine(
+                        self._vectors if every else self._vectors[rows],
+                        query.vector,
+                        query.tail_vector,
+                    ),
+                    cjk=derived.cjk[rows],
+                    age_days=(now.timestamp() - derived.seen[rows]) / 86400.0,
+                    confidence=derived.confidence[rows]
+                    * self._decay(derived, rows, query.decay, now),
+                    said_at=derived.said[rows],
+                    rows=rows,
+                ),
+                derived.lexical,
+                _lexicon_for(query.text, derived),
                 weights,
-                said_at=derived.said[rows],
-                window=mentioned_window(query.text, now.astimezone(query.timezone)),
+                mentioned_window(query.text, now.astimezone(query.timezone)),
             )
-            scores = fuse(parts, weights)
+            scores, parts, weights = scored.scores, scored.parts, scored.weights
             if query.min_score is not None:
                 scores = np.where(scores >= query.min_score, scores, -np.inf)
             best = [i for i in top_k(scores, query.k) if np.isfinite(scores[i])]

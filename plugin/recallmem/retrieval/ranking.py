@@ -8,7 +8,7 @@ of the query a fact says, ``retrieval.evidence``) counts a quarter as much as de
 similarity for queries written in words, and about a seventh for Chinese or Japanese
 queries (a dictionary word is noisier evidence than a whole English word). In a memory
 whose facts are all in the query's script no word match can be a cross-language trap,
-and evidence counts more there (``lexical_one_script``: 0.3 for words, 0.2 for CJK).
+and evidence counts more there (``lexical_one_script``: 0.35 for words, 0.2 for CJK).
 
 Lexical evidence can only speak for facts in the query's script, unless a translation
 connects them. In a memory that mixes Chinese and English, a question whose nearest
@@ -17,7 +17,12 @@ same-script word matches would then pull the wrong facts up; so evidence for fac
 the query's script is trusted by the share of the query's script among the dense top
 few, each counted by its rank (``lexical_trust``): the nearest fact weighs most, so a
 few long facts near every query (chatty dialogue turns) ranked second and third cannot
-outvote it. When the query names a time ("in June", "last week",
+outvote it. Evidence is also calibrated (``calibrated``): a fact matching under 5 % of the
+query's information (one common word of a long question) earns none; and a fact in the
+other script, matching only through translations, earns none when its cosine is more
+than ``translation_margin`` below the nearest fact's (``translation_gate``), so chance
+translations in a long fact far from the query by meaning cannot lift it over the facts
+near it. When the query names a time ("in June", "last week",
 "2023年10月"), facts said in that window rise, unless every candidate matches the window
 alike, when the time says nothing and counts for nothing.
 
@@ -53,13 +58,17 @@ class Weights:
     matches are discounted (BM25's ``b``; 1 is in proportion to its length). ``time``
     is the bonus for a fact said inside the window the query names; one said up to
     ``time_after_days`` after the window still earns part of it (people tell of an
-    event in the days after it). Setting a weight to 0 switches its technique off.
+    event in the days after it). ``evidence_floor`` is the share of the query's
+    information below which a fact's lexical evidence counts nothing, and
+    ``translation_margin`` how far below the nearest fact's cosine a fact in the other
+    script may be and still earn lexical evidence. Setting a weight to 0 switches its
+    technique off.
     """
 
     dense: float = 0.8
     lexical: float = 0.2
     lexical_cjk: float = 0.12
-    lexical_one_script: float = 0.3
+    lexical_one_script: float = 0.35
     lexical_cjk_one_script: float = 0.2
     recency: float = 0.04
     confidence: float = 0.04
@@ -68,6 +77,8 @@ class Weights:
     half_life_days: float = 30.0
     trust_top: int = 3
     length_b: float = 1.0
+    evidence_floor: float = 0.05
+    translation_margin: float = 0.3
 
     def for_query(self, query: str, *, one_script: bool = False) -> Weights:
         """These weights with ``lexical`` set for the query's script, and for whether
@@ -78,7 +89,7 @@ class Weights:
         >>> Weights().for_query("What does Mia like to read?").lexical
         0.2
         >>> Weights().for_query("What does Mia like to read?", one_script=True).lexical
-        0.3
+        0.35
         """
         if mostly_cjk(query):
             return replace(
@@ -147,6 +158,36 @@ def lexical_trust(same_script: np.ndarray, cosine: np.ndarray, top: int) -> np.n
     by_rank = 1.0 / np.arange(1, nearest.size + 1)
     share = float((same_script[nearest] * by_rank).sum() / by_rank.sum())
     return np.where(same_script, share, 1.0).astype(np.float32)
+
+
+def calibrated(evidence: np.ndarray, floor: float) -> np.ndarray:
+    """Evidence rescaled so that matching under ``floor`` of the query's information
+    counts nothing: one common word of a long question or a dialogue is no evidence.
+
+    >>> [round(float(e), 2) for e in calibrated(np.array([0.04, 0.05, 0.525, 1.0]), 0.05)]
+    [0.0, 0.0, 0.5, 1.0]
+    """
+    if floor <= 0:
+        return evidence
+    return np.clip((evidence - floor) / (1.0 - floor), 0.0, 1.0).astype(np.float32)
+
+
+def translation_gate(same_script: np.ndarray, cosine: np.ndarray, margin: float) -> np.ndarray:
+    """1 where a fact's lexical evidence may count, 0 for a fact in another script than
+    the query whose cosine is more than ``margin`` below the nearest fact's.
+
+    Such a fact matches only through dictionary translations, which a long or chatty
+    fact meets by chance; far from the query by meaning, it must not be lifted over the
+    facts near it (0: no gate).
+
+    >>> same = np.array([True, False, False])
+    >>> translation_gate(same, np.array([0.2, 0.5, 0.3]), 0.15).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    if margin <= 0 or not cosine.size:
+        return np.ones(cosine.shape, dtype=np.float32)
+    far = float(cosine.max()) - cosine > margin
+    return np.where(~same_script & far, 0.0, 1.0).astype(np.float32)
 
 
 def time_match(said_at: np.ndarray, window: TimeWindow, after_days: float) -> np.ndarray:

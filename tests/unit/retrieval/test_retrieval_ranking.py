@@ -131,7 +131,7 @@ def test_the_nearest_fact_in_the_query_language_is_not_outvoted_by_a_translation
 
 def test_evidence_counts_more_when_every_candidate_is_in_the_query_script() -> None:
     weights = Weights()
-    assert weights.for_query("Which book did I like?", one_script=True).lexical == 0.3
+    assert weights.for_query("Which book did I like?", one_script=True).lexical == 0.35
     assert weights.for_query("我喜欢什么书", one_script=True).lexical == 0.2
     assert weights.for_query("Which book did I like?").lexical == 0.2
     assert weights.for_query("我喜欢什么书").lexical == 0.12
