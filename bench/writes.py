@@ -8,6 +8,9 @@ Two workloads, each in a fresh process and a fresh home per run:
   the words and lengths stay LoCoMo's (read from ``../shared/bench``, never copied).
 - ``import``: one export of 100,000 facts over 1,000 users imported through ``import_``
   with the hashing embedder (no model; storage, validation and the import intent real).
+- ``import-carried``: the same export carrying its vectors (``embeddings``, made before
+  the clock starts); a version that reads them writes them as they are, an older one
+  ignores the block and embeds.
 
 "before" is recallmem as of ``--baseline`` (a git ref, extracted with ``git archive``
 into a temporary folder and put first on the child's ``PYTHONPATH``); "after" is this
@@ -41,6 +44,7 @@ IMPORT = {"facts": 100_000, "users": 1_000}
 QUICK = {
     "remember": {"facts": 400, "users": 4, "per_call": 100},
     "import": {"facts": 2_000, "users": 20},
+    "import-carried": {"facts": 2_000, "users": 20},
 }
 NAMES = ("Avery", "Bodhi", "Celia", "Dorian", "Esme", "Felix", "Greta", "Hiro", "Imani", "Jonas",
          "Kiara", "Luca", "Mira", "Nikhil", "Orla", "Pavel", "Quentin", "Rhea", "Soren", "Talia")  # fmt: skip
@@ -91,7 +95,10 @@ def _remember(facts: int, users: int, per_call: int) -> dict[str, Any]:
     return {"facts_per_second": round(facts / seconds, 1), "stored": stored, "seconds": seconds}
 
 
-def _import(facts: int, users: int) -> dict[str, Any]:
+def _import(facts: int, users: int, carried: bool = False) -> dict[str, Any]:
+    import base64
+
+    import numpy as np
     from recallmem import Memory, MemoryConfig
     from recallmem.portability import build_export
     from recallmem.testing import HashingEmbeddings
@@ -100,8 +107,18 @@ def _import(facts: int, users: int) -> dict[str, Any]:
     rows = [Fact(content=f"Fact {i}: item {i * 7} was left at place {i % 97}", category="context",
                  user_id=f"user-{i % users}") for i in range(facts)]  # fmt: skip
     document = json.loads(json.dumps(build_export("user-0", facts=rows, profiles=[])))
+    embedder = HashingEmbeddings(dimension=512)
+    if carried:  # the block as `recallmem export --embeddings` writes it (portability.py)
+        vectors = np.asarray(embedder.embed_documents([f.content for f in rows]), "<f4")
+        document["embeddings"] = {
+            "embedder": f"HashingEmbeddings:{embedder.model_name}", "dimension": 512,
+            "encoding": "float32-le-base64",
+            "vectors": {f.id: base64.b64encode(v.tobytes()).decode()
+                        for f, v in zip(rows, vectors, strict=True)},
+        }  # fmt: skip
+        document = json.loads(json.dumps(document))
     with tempfile.TemporaryDirectory(prefix="recallmem-import-") as home:
-        memory = Memory(MemoryConfig(home=Path(home)), embeddings=HashingEmbeddings(dimension=512))
+        memory = Memory(MemoryConfig(home=Path(home)), embeddings=embedder)
         started = time.perf_counter()
         memory.import_(document)
         seconds = time.perf_counter() - started
@@ -120,7 +137,10 @@ def child(workload: str, sizes: dict[str, int]) -> dict[str, Any]:
     import recallmem
 
     before = _cpu_seconds()
-    result = _remember(**sizes) if workload == "remember" else _import(**sizes)
+    if workload == "remember":
+        result = _remember(**sizes)
+    else:
+        result = _import(**sizes, carried=workload == "import-carried")
     # CPU seconds include the setup around the timed part (model load, building rows),
     # alike for both versions; they are what a crowded machine distorts least.
     cpu = _cpu_seconds() - before
@@ -183,7 +203,8 @@ def measure(rounds: int, baseline: str, sizes: dict[str, dict[str, int]]) -> dic
     }
 
 
-TARGETS = {"remember": 600, "import": 1500}
+TARGETS = {"remember": 600, "import": 1500, "import-carried": 1500}
+WHAT = {"import": "import_, hashing embedder", "import-carried": "import_, vectors carried"}
 
 
 def render(results: dict[str, Any]) -> str:
@@ -192,7 +213,7 @@ def render(results: dict[str, Any]) -> str:
         size = sizes[workload]
         what = (f"remember_many, LoCoMo-like, USE: {size['facts']:,} facts, {size['users']} users, "
                 f"{size['per_call']} per call" if workload == "remember" else
-                f"import_, hashing embedder: {size['facts']:,} facts, {size['users']:,} users")  # fmt: skip
+                f"{WHAT[workload]}: {size['facts']:,} facts, {size['users']:,} users")  # fmt: skip
         runs, after = results["runs"][workload], by["after"]
         per_cpu = results["cpu_medians"][workload]
         rows.append([what, by["before"], after, round(after / by["before"], 2),
@@ -229,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
     parser.add_argument("--remember-facts", type=int, default=REMEMBER["facts"])
     parser.add_argument("--import-facts", type=int, default=IMPORT["facts"])
+    parser.add_argument("--workloads", default=",".join(TARGETS),
+                        help="comma-separated, of: " + ", ".join(TARGETS))  # fmt: skip
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     if args.quick:
@@ -238,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                     "users": args.remember_facts // 100}  # fmt: skip
         imported = {**IMPORT, "facts": args.import_facts,
                     "users": max(1, args.import_facts // 100)}  # fmt: skip
-        sizes = {"remember": remember, "import": imported}
-    results = measure(args.rounds, args.baseline, sizes)
+        sizes = {"remember": remember, "import": imported, "import-carried": imported}
+    chosen = args.workloads.split(",")
+    results = measure(args.rounds, args.baseline, {w: sizes[w] for w in chosen})
     text = render(results)
     print(text)
     if not args.no_write:

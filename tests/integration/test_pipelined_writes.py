@@ -17,7 +17,7 @@ from recallmem.errors import StoreError
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 
-FACTS = 120  # three steps of repository._WRITE_STEP (50)
+FACTS = 120  # three steps of steps.WRITE_STEP (50)
 
 
 def items(n: int, start: int = 0) -> list[dict[str, Any]]:
@@ -44,6 +44,26 @@ def test_a_duplicate_in_a_later_step_folds_into_an_earlier_step(memory: Memory) 
     stored = memory.remember_many(batch, user_id="ada")
     assert stored[55].id == stored[3].id and stored[55].confirmations == 1
     assert len(contents(memory, "ada")) == 59
+    assert memory.count() == 59  # the folded candidate left the id directory again
+
+
+def test_a_call_writes_the_directory_once_and_claims_one_revision(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember("Was here before", user_id="ada", category="context")
+    calls: list[str] = []
+    for target, method in ((memory.store.collections, "register"),
+                           (memory.store.revisions, "record_write")):  # fmt: skip
+        real = getattr(target, method)
+
+        def counted(*args: Any, _real: Any = real, _name: str = method) -> Any:
+            calls.append(_name)
+            return _real(*args)
+
+        monkeypatch.setattr(target, method, counted)
+    memory.remember_many(items(FACTS), user_id="ada")
+    assert sorted(calls) == ["record_write", "register"]  # three steps, one of each
+    assert memory.revision("ada") == "2" and memory.count() == FACTS + 1
 
 
 def test_a_failure_in_the_second_step_drops_the_index_and_shows_what_chroma_holds(

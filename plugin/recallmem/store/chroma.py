@@ -11,6 +11,7 @@ back to its default embedding function, which would try to download a model.
 from __future__ import annotations
 
 import json
+import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,6 +116,8 @@ class FactStore:
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
+        self._ahead: set[str] = set()  # ids list_ahead entered in the directory, not yet written
+        self._ahead_guard = threading.Lock()
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
         metadata: dict[str, Any] = {"embedding_model": embedder}
@@ -176,18 +179,45 @@ class FactStore:
             self._upsert_batch(facts[start : start + _WRITE_BATCH],
                                vectors[start : start + _WRITE_BATCH])  # fmt: skip
 
+    def list_ahead(self, facts: Sequence[Fact]) -> None:
+        """Enter facts in the id directory before they are written, in one call: a write
+        in several steps then pays for the directory once (:meth:`upsert` skips them).
+        Entries for facts that end up not written are removed by :meth:`unlist`."""
+        for start in range(0, len(facts), _WRITE_BATCH):
+            batch = facts[start : start + _WRITE_BATCH]
+            check_room(self.path, 128 * len(batch), "list fact ids")
+            with self._errors("write fact ids to Chroma"):
+                self.collections.register([f.id for f in batch], [f.user_id for f in batch])
+            with self._ahead_guard:
+                self._ahead.update(f.id for f in batch)
+
+    def unlist(self, ids: Sequence[str], *, user_id: str | None) -> None:
+        """Remove the directory entries :meth:`list_ahead` made for facts not written;
+        ``user_id=None``: only forget that they were listed ahead (Chroma is not called)."""
+        with self._ahead_guard:
+            self._ahead.difference_update(ids)
+        if user_id is None:
+            return
+        for start in range(0, len(ids), self.read_page):
+            with self._errors("remove fact ids from Chroma"):
+                self.collections.directory.delete(ids=list(ids[start : start + self.read_page]),
+                                                  where=scope_where(user_id))  # fmt: skip
+
     def _upsert_batch(self, batch: Sequence[Fact], vectors: np.ndarray) -> None:
-        encoded = [encode(f) for f in batch]
-        size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
+        metadatas = [encode(f) for f in batch]
+        size = sum(len(str(meta)) for meta in metadatas) * 2
         check_room(self.path, size + vectors.nbytes + 64 * len(batch), "write facts")
+        with self._ahead_guard:
+            unlisted = [f for f in batch if f.id not in self._ahead]
+            self._ahead.difference_update(f.id for f in batch)
         with self._errors("write facts to Chroma"):
             # The directory first: it may name a fact not (yet) written, never miss one.
-            self.collections.register([f.id for f in batch], [f.user_id for f in batch])
+            if unlisted:
+                self.collections.register([f.id for f in unlisted], [f.user_id for f in unlisted])
             for user_id, rows in _rows_by_user(batch).items():
                 self._of(user_id, create=True).upsert(
                     ids=[batch[r].id for r in rows],
-                    documents=[encoded[r][0] for r in rows],
-                    metadatas=[encoded[r][1] for r in rows],
+                    metadatas=[metadatas[r] for r in rows],
                     embeddings=vectors[rows],
                 )
 
@@ -201,7 +231,7 @@ class FactStore:
             return
         # Never pass documents without vectors: Chroma would embed them with its default
         # model, which means a download. The content is unchanged here by definition.
-        metadatas = [encode(f)[1] for f in facts]
+        metadatas = [encode(f) for f in facts]
         check_room(self.path, sum(len(str(m)) for m in metadatas) * 2, "update facts")
         for user_id, rows in _rows_by_user(facts).items():
             with self._errors("update facts in Chroma"):
