@@ -4,10 +4,11 @@ costs Chroma charges per call paid once for the whole call.
 Embedding (numpy, which releases the GIL) and writing (Chroma) overlap when the steps
 of a call are pipelined (:mod:`recallmem.ahead`). Each Chroma call also costs a few
 milliseconds whatever it writes, and the directory and the revision are one call each:
-so the call's ids are entered in the directory once, before the first step
-(:meth:`FactStore.list_ahead`), each step writes only the user's collection, and the
-last step claims one revision number for the whole call. Candidates folded into stored
-facts leave the directory again at the end.
+so the call's ids are entered in the directory once, while its first step is embedded
+(:meth:`FactStore.list_ahead`; a call of one step registers what it writes, as any write
+does), each step writes only the user's collection, and the last step claims one
+revision number for the whole call. Candidates folded into stored facts leave the
+directory again at the end.
 
 A step that fails drops the user's index and raises: the steps before it are stored, the
 call is not acknowledged, and a retry folds the stored facts in as duplicates. When
@@ -69,12 +70,14 @@ def remember_in_steps(
     if not candidates:
         return []
     steps = [candidates[s : s + WRITE_STEP] for s in range(0, len(candidates), WRITE_STEP)]
-    target.store.list_ahead(candidates)
+    # One step registers exactly what it writes; several list every candidate at once,
+    # while the first step is embedded.
+    ahead = (lambda: target.store.list_ahead(candidates)) if len(steps) > 1 else None
     written: set[str] = set()
     results: list[Fact] = []
     try:
         embed = lambda step: target.embed([c.content for c in step])  # noqa: E731
-        with closing(prepared_ahead(steps, embed)) as ready:
+        with closing(prepared_ahead(steps, embed, ahead)) as ready:
             for number, (step, vectors) in enumerate(ready, start=1):
                 last = number == len(steps)
                 results += _write_step(target, step, vectors, threshold, now, last, written)

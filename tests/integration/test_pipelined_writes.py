@@ -52,17 +52,24 @@ def test_a_call_writes_the_directory_once_and_claims_one_revision(
 ) -> None:
     memory.remember("Was here before", user_id="ada", category="context")
     calls: list[str] = []
-    for target, method in ((memory.store.collections, "register"),
-                           (memory.store.revisions, "record_write")):  # fmt: skip
-        real = getattr(target, method)
+    directory = memory.store.collections.directory
 
-        def counted(*args: Any, _real: Any = real, _name: str = method) -> Any:
-            calls.append(_name)
-            return _real(*args)
+    class CountedDirectory:
+        def __getattr__(self, name: str) -> Any:
+            if name in ("upsert", "add"):
+                calls.append("directory write")
+            return getattr(directory, name)
 
-        monkeypatch.setattr(target, method, counted)
+    claim = memory.store.revisions.record_write
+
+    def counted_claim(*args: Any) -> int:
+        calls.append("claim")
+        return claim(*args)
+
+    monkeypatch.setattr(memory.store.collections, "directory", CountedDirectory())
+    monkeypatch.setattr(memory.store.revisions, "record_write", counted_claim)
     memory.remember_many(items(FACTS), user_id="ada")
-    assert sorted(calls) == ["record_write", "register"]  # three steps, one of each
+    assert calls == ["directory write", "claim"]  # three steps, one of each
     assert memory.revision("ada") == "2" and memory.count() == FACTS + 1
 
 

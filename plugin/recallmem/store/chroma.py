@@ -11,7 +11,6 @@ back to its default embedding function, which would try to download a model.
 from __future__ import annotations
 
 import json
-import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,8 +115,6 @@ class FactStore:
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
-        self._ahead: set[str] = set()  # ids list_ahead entered in the directory, not yet written
-        self._ahead_guard = threading.Lock()
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
         metadata: dict[str, Any] = {"embedding_model": embedder}
@@ -187,33 +184,22 @@ class FactStore:
             batch = facts[start : start + _WRITE_BATCH]
             check_room(self.path, 128 * len(batch), "list fact ids")
             with self._errors("write fact ids to Chroma"):
-                self.collections.register([f.id for f in batch], [f.user_id for f in batch])
-            with self._ahead_guard:
-                self._ahead.update(f.id for f in batch)
+                self.collections.list_ahead([f.id for f in batch], [f.user_id for f in batch])
 
     def unlist(self, ids: Sequence[str], *, user_id: str | None) -> None:
         """Remove the directory entries :meth:`list_ahead` made for facts not written;
         ``user_id=None``: only forget that they were listed ahead (Chroma is not called)."""
-        with self._ahead_guard:
-            self._ahead.difference_update(ids)
-        if user_id is None:
-            return
         for start in range(0, len(ids), self.read_page):
             with self._errors("remove fact ids from Chroma"):
-                self.collections.directory.delete(ids=list(ids[start : start + self.read_page]),
-                                                  where=scope_where(user_id))  # fmt: skip
+                self.collections.unlist(ids[start : start + self.read_page], user_id)
 
     def _upsert_batch(self, batch: Sequence[Fact], vectors: np.ndarray) -> None:
         metadatas = [encode(f) for f in batch]
         size = sum(len(str(meta)) for meta in metadatas) * 2
         check_room(self.path, size + vectors.nbytes + 64 * len(batch), "write facts")
-        with self._ahead_guard:
-            unlisted = [f for f in batch if f.id not in self._ahead]
-            self._ahead.difference_update(f.id for f in batch)
         with self._errors("write facts to Chroma"):
             # The directory first: it may name a fact not (yet) written, never miss one.
-            if unlisted:
-                self.collections.register([f.id for f in unlisted], [f.user_id for f in unlisted])
+            self.collections.register([f.id for f in batch], [f.user_id for f in batch])
             for user_id, rows in _rows_by_user(batch).items():
                 self._of(user_id, create=True).upsert(
                     ids=[batch[r].id for r in rows],
@@ -373,7 +359,7 @@ class FactStore:
         """Erase a user's revision and profiles ("forget me"), and any id the directory
         still lists for the user (an erasure a crash interrupted)."""
         with self._errors("delete a user's fact ids"):
-            self.collections.directory.delete(where=scope_where(user_id))
+            self.collections.unlist_user(user_id)
         with self._errors("delete a user's profiles"):
             self._scopes.delete(where={"user_id": {"$eq": user_id}})
 
