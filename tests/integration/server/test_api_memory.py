@@ -58,7 +58,12 @@ def test_a_large_export_arrives_in_chunks_and_round_trips(
             "/v1/users/me/import", content=document, headers={"Content-Type": "application/json"}
         )
         assert report.status_code == 200, report.text
-        assert report.json() == {"imported": 1200, "profiles": 0, "users": ["ada"]}
+        assert report.json() == {
+            "imported": 1200,
+            "profiles": 0,
+            "users": ["ada"],
+            "embedded": 1200,
+        }
         assert snapshot(fresh, "ada") == snapshot(memory, "ada")
 
 
