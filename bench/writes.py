@@ -46,6 +46,7 @@ QUICK = {
     "import": {"facts": 2_000, "users": 20},
     "import-carried": {"facts": 2_000, "users": 20},
 }
+WRITE_STEP_VARIABLE = "RECALLMEM_BENCH_WRITE_STEP"  # --write-step, read by the child
 NAMES = ("Avery", "Bodhi", "Celia", "Dorian", "Esme", "Felix", "Greta", "Hiro", "Imani", "Jonas",
          "Kiara", "Luca", "Mira", "Nikhil", "Orla", "Pavel", "Quentin", "Rhea", "Soren", "Talia")  # fmt: skip
 
@@ -76,6 +77,10 @@ def locomo_like(facts: int) -> list[str]:
 
 
 def _remember(facts: int, users: int, per_call: int) -> dict[str, Any]:
+    if step := os.environ.get(WRITE_STEP_VARIABLE):
+        import recallmem.steps
+
+        recallmem.steps.WRITE_STEP = int(step)
     from recallmem import Memory, MemoryConfig
     from recallmem.store.embeddings import UniversalSentenceEncoder  # in both versions
 
@@ -160,8 +165,12 @@ def baseline_tree(ref: str, into: Path) -> Path:
     return into / "plugin"
 
 
-def run_child(workload: str, sizes: dict[str, int], plugin: Path) -> dict[str, Any]:
+def run_child(
+    workload: str, sizes: dict[str, int], plugin: Path, write_step: int | None = None
+) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])}
+    if write_step is not None:  # this checkout only: older versions have no recallmem.steps
+        env[WRITE_STEP_VARIABLE] = str(write_step)
     code = (f"import json, sys; from bench.writes import child; "
             f"print(json.dumps(child({workload!r}, {sizes!r})))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
@@ -174,7 +183,9 @@ def run_child(workload: str, sizes: dict[str, int], plugin: Path) -> dict[str, A
     return result
 
 
-def measure(rounds: int, baseline: str, sizes: dict[str, dict[str, int]]) -> dict[str, Any]:
+def measure(
+    rounds: int, baseline: str, sizes: dict[str, dict[str, int]], write_step: int | None = None
+) -> dict[str, Any]:
     runs: dict[str, dict[str, list[float]]] = {w: {"before": [], "after": []} for w in sizes}
     cpu: dict[str, dict[str, list[float]]] = {w: {"before": [], "after": []} for w in sizes}
     with tempfile.TemporaryDirectory(prefix="recallmem-baseline-") as folder:
@@ -183,7 +194,8 @@ def measure(rounds: int, baseline: str, sizes: dict[str, dict[str, int]]) -> dic
             for workload, size in sizes.items():
                 order = ("before", "after") if round_ % 2 == 0 else ("after", "before")
                 for variant in order:
-                    result = run_child(workload, size, plugins[variant])
+                    step = write_step if variant == "after" else None
+                    result = run_child(workload, size, plugins[variant], step)
                     runs[workload][variant].append(result["facts_per_second"])
                     cpu[workload][variant].append(result["facts_per_cpu_second"])
                     print(f"round {round_ + 1} {workload} {variant}: "
@@ -192,6 +204,7 @@ def measure(rounds: int, baseline: str, sizes: dict[str, dict[str, int]]) -> dic
     medians = {w: {v: statistics.median(r) for v, r in by.items()} for w, by in runs.items()}
     return {
         "baseline": baseline,
+        "write_step": write_step,
         "rounds": rounds,
         "sizes": sizes,
         "runs": runs,
@@ -224,11 +237,12 @@ def render(results: dict[str, Any]) -> str:
         ["workload", "before facts/s (median)", "after facts/s (median)", "after ÷ before",
          "before facts per CPU-s", "after", "after ÷ before", "runs, before→after", "target"],
         rows)  # fmt: skip
+    step = f" with `WRITE_STEP` {results['write_step']}" if results.get("write_step") else ""
     return "\n".join([
         "## Write throughput (before and after, one run)",
         "",
         f"`python -m bench.writes`: before is recallmem at `{results['baseline']}`, after is this "
-        f"checkout; {results['rounds']} alternating rounds, each run a fresh process and home. "
+        f"checkout{step}; {results['rounds']} alternating rounds, each run a fresh process and home. "
         "After: USE's tokenizer segments each distinct word once (same ids); remember_many "
         "embeds the next step of 50 facts while the step before is written, and writes the id "
         "directory and claims the revision once per call; records carry no document and only "
@@ -256,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--import-facts", type=int, default=IMPORT["facts"])
     parser.add_argument("--workloads", default=",".join(TARGETS),
                         help="comma-separated, of: " + ", ".join(TARGETS))  # fmt: skip
+    parser.add_argument("--write-step", type=int, default=None,
+                        help="this checkout's recallmem.steps.WRITE_STEP for the run (e.g. "
+                             "1000: one step per call, no embedding ahead)")  # fmt: skip
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     if args.quick:
@@ -267,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                     "users": max(1, args.import_facts // 100)}  # fmt: skip
         sizes = {"remember": remember, "import": imported, "import-carried": imported}
     chosen = args.workloads.split(",")
-    results = measure(args.rounds, args.baseline, {w: sizes[w] for w in chosen})
+    results = measure(args.rounds, args.baseline, {w: sizes[w] for w in chosen}, args.write_step)
     text = render(results)
     print(text)
     if not args.no_write:
