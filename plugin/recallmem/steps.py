@@ -72,7 +72,8 @@ def remember_in_steps(
     steps = [candidates[s : s + WRITE_STEP] for s in range(0, len(candidates), WRITE_STEP)]
     # One step registers exactly what it writes; several list every candidate at once,
     # while the first step is embedded.
-    ahead = (lambda: target.store.list_ahead(candidates)) if len(steps) > 1 else None
+    listed = len(steps) > 1
+    ahead = (lambda: target.store.list_ahead(candidates)) if listed else None
     written: set[str] = set()
     results: list[Fact] = []
     try:
@@ -84,14 +85,16 @@ def remember_in_steps(
     except StoreError:
         # Chroma failed: ask nothing more of it (on a full disk a delete can hang). The
         # directory keeps the call's other entries, which name nothing and are skipped.
-        target.store.unlist(_unwritten(candidates, written), user_id=None)
+        target.store.unlist(_unwritten(candidates, written) if listed else [], user_id=None)
         raise
     except BaseException:
         if written and len(results) < len(candidates):  # the last step's claim did not happen
             _claim_after_failure(target, candidates[0].user_id)
-        _unlist_unwritten(target.store, candidates, written)
+        if listed:
+            _unlist_unwritten(target.store, candidates, written)
         raise
-    _unlist_unwritten(target.store, candidates, written)
+    if listed:
+        _unlist_unwritten(target.store, candidates, written)
     return results
 
 
