@@ -12,12 +12,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from recallmem import Memory, MemoryConfig
+from recallmem import Memory, MemoryConfig, steps
 from recallmem.errors import StoreError
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 
-FACTS = 120  # three steps of steps.WRITE_STEP (50)
+FACTS = 120  # three steps of 50
+
+
+@pytest.fixture(autouse=True)
+def steps_of_fifty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of over 1,000 facts go in steps; these tests make steps of 50 to see them."""
+    monkeypatch.setattr(steps, "WRITE_STEP", 50)
 
 
 def items(n: int, start: int = 0) -> list[dict[str, Any]]:
