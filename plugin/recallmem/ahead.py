@@ -21,19 +21,26 @@ Prepared = TypeVar("Prepared")
 
 
 def prepared_ahead(
-    items: Sequence[Item], prepare: Callable[[Item], Prepared]
+    items: Sequence[Item],
+    prepare: Callable[[Item], Prepared],
+    meanwhile: Callable[[], object] | None = None,
 ) -> Generator[tuple[Item, Prepared], None, None]:
-    """Each item with ``prepare(item)``, the next one prepared while this one is used.
+    """Each item with ``prepare(item)``, the next one prepared while this one is used;
+    ``meanwhile`` runs on the caller's thread while the first item is prepared.
 
     A single item is prepared on the caller's thread: there is nothing to overlap.
     """
     if len(items) <= 1:
+        if meanwhile is not None:
+            meanwhile()
         for item in items:
             yield item, prepare(item)
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="recallmem-ahead") as pool:
         pending: Future[Prepared] = pool.submit(prepare, items[0])
         try:
+            if meanwhile is not None:
+                meanwhile()
             for position, item in enumerate(items):
                 prepared = pending.result()
                 if position + 1 < len(items):

@@ -4,35 +4,46 @@ An import's validated rows and their vectors are journaled (:mod:`recallmem.stor
 before the first write; the intent is removed once every row is in the store. One that a
 crash or a failure left behind is applied again when the repository next opens: rows are
 written by id, so applying twice writes nothing twice.
+
+The vectors are the export's own where it carried them for this store's embedder (the
+facts are not embedded again), the embedder's otherwise. Rows are written in batches of
+many users at once (one directory write and one claim of revision numbers per batch,
+:meth:`Revisions.record_writes`), since an import's cost is mostly Chroma's per-call
+cost, which per user would be paid a thousand times for a thousand users.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 
+from recallmem.embedders.vectors import normalize_rows
 from recallmem.errors import DiskFullError, StoreError
+from recallmem.store.chroma import FactStore
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
 from recallmem.types import Fact, Profile
 
 log = logging.getLogger("recallmem.store")
+Carried = Mapping[str, bytes]  # fact id -> the vector an export carried (float32, little-endian)
+_BATCH = 2000  # facts written per batch, of as many users as they hold
 
 
 class ImportTarget(Protocol):
     """What an import writes through (``FactRepository`` provides it)."""
 
     intents: IntentLog
+    store: FactStore
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts``."""
         ...
 
-    def write_user(self, user_id: str, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        """Write whole records with their vectors under the user's lock."""
+    def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
+        """Write whole records of any users with their vectors under their locks."""
         ...
 
     def save_profile(self, profile: Profile) -> None:
@@ -51,15 +62,15 @@ class ImportWriter:
         self,
         facts: Sequence[Fact],
         profiles: Sequence[Profile],
+        carried: Carried | None = None,
         *,
         first: Callable[[], None] | None = None,
     ) -> None:
-        """Write every row, or raise StoreError naming where the unfinished import is kept.
-        ``first`` runs once the rows are journaled, before any is written (a rebuild drops
-        the old collection there: from then on the journal holds the only copy)."""
-        vectors = (
-            self.target.embed([f.content for f in facts]) if facts else np.zeros((0, 1), np.float32)
-        )
+        """Write every row, or raise StoreError naming where the unfinished import is kept;
+        ``carried`` vectors are written as they are, the other facts embedded. ``first``
+        runs once the rows are journaled, before any is written (a rebuild drops the old
+        collection there: from then on the journal holds the only copy)."""
+        vectors = self._vectors(facts, carried or {})
         try:
             intent = self.intents.record(facts, vectors, profiles)
         except OSError as exc:
@@ -82,12 +93,35 @@ class ImportWriter:
                 ) from exc
             self.intents.done(intent)
 
+    def _vectors(self, facts: Sequence[Fact], carried: Carried) -> np.ndarray:
+        """The facts' vectors: those carried, as unit rows, and the others embedded."""
+        if not facts:
+            return np.zeros((0, 1), np.float32)
+        missing = [row for row, f in enumerate(facts) if f.id not in carried]
+        embedded = self.target.embed([facts[r].content for r in missing]) if missing else None
+        if len(missing) == len(facts):
+            return embedded  # type: ignore[return-value]
+        kept = [row for row, f in enumerate(facts) if f.id in carried]
+        joined = b"".join(carried[facts[r].id] for r in kept)
+        given = _unit(np.frombuffer(joined, dtype="<f4").reshape(len(kept), -1))
+        self.target.store.check_dimension(given.shape[1])  # before anything is recorded
+        if embedded is not None and embedded.shape[1] != given.shape[1]:
+            raise ValueError(
+                f"the export's vectors have {given.shape[1]} dimensions, the embedder's "
+                f"{embedded.shape[1]}; remove 'embeddings' from the file to embed every fact"
+            )
+        vectors = np.empty((len(facts), given.shape[1]), np.float32)
+        vectors[kept] = given
+        if embedded is not None:
+            vectors[missing] = embedded
+        return vectors
+
     def _apply(self, intent: Intent) -> None:
-        rows_of: dict[str, list[int]] = {}
-        for row, fact in enumerate(intent.facts):
-            rows_of.setdefault(fact.user_id, []).append(row)
-        for user_id, rows in rows_of.items():
-            self.target.write_user(user_id, [intent.facts[r] for r in rows], intent.vectors[rows])
+        # Users in turn, batches of many of them, so each batch is a few Chroma calls.
+        order = sorted(range(len(intent.facts)), key=lambda row: intent.facts[row].user_id)
+        for start in range(0, len(order), _BATCH):
+            rows = order[start : start + _BATCH]
+            self.target.write_users([intent.facts[r] for r in rows], intent.vectors[rows])
         for profile in intent.profiles:
             self.target.save_profile(profile)
 
@@ -111,3 +145,12 @@ class ImportWriter:
                         "%d profile(s)", len(intent.facts), len(intent.profiles))  # fmt: skip
             written += len(intent.facts)
         return written
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    """The rows as unit vectors: exported ones are already, and are kept bit for bit."""
+    off = np.abs(np.linalg.norm(rows, axis=1) - 1.0) > 1e-5
+    unit = rows.astype(np.float32)  # a copy: the buffer read from the export is read-only
+    if off.any():
+        unit[off] = normalize_rows(unit[off])
+    return unit

@@ -203,9 +203,11 @@ class Memory:
 
     # portability -------------------------------------------------------------
 
-    def export(self, *, user_id: str, agent_id: str | None = None) -> dict[str, Any]:
-        """Every fact (all statuses) and profile of a user, in the versioned format."""
-        return self._porting.export(user_id, agent_id)
+    def export(self, *, user_id: str, agent_id: str | None = None,
+               embeddings: bool = False) -> dict[str, Any]:  # fmt: skip
+        """Every fact (all statuses) and profile of a user, in the versioned format; with
+        ``embeddings``, their vectors too (an import with the same embedder keeps them)."""
+        return self._porting.export(user_id, agent_id, embeddings)
 
     def import_(self, data: Any) -> ImportReport:
         """Import an export; all rows are validated first and nothing is written if any fails."""

@@ -4,6 +4,11 @@ An export round-trips every field of every fact and profile. An import is checke
 by row first; if any row is rejected, nothing is written and every rejected row is
 reported with its reason.
 
+An export may carry the facts' vectors (``embeddings``: the embedder's name, the
+dimension, and per fact id its float32 vector, little-endian, base64). An import into a
+store of the same embedder and dimension writes them as they are instead of embedding
+the facts again; otherwise (another embedder, or an export without them) it embeds.
+
 >>> doc = build_export("u1", facts=[], profiles=[])
 >>> doc["format"], doc["version"]
 ('recallmem.export', 1)
@@ -13,9 +18,12 @@ reported with its reason.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.config import SecretPolicy
@@ -28,6 +36,7 @@ from recallmem.types import Fact, Profile, utcnow
 
 FORMAT = "recallmem.export"
 VERSION = 1
+VECTOR_ENCODING = "float32-le-base64"  # how ``embeddings.vectors`` holds each vector
 
 
 class ImportReport(BaseModel):
@@ -38,6 +47,7 @@ class ImportReport(BaseModel):
     imported: int
     profiles: int
     users: list[str]
+    embedded: int = 0  # facts embedded by the import; the others kept the export's vectors
 
 
 class ValidatedImport(BaseModel):
@@ -48,20 +58,27 @@ class ValidatedImport(BaseModel):
     facts: list[Fact]
     profiles: list[Profile]
     rejected: list[tuple[int, str]]
+    carried: dict[str, bytes] = {}  # fact id -> its vector (float32, little-endian) to keep
 
     def report(self) -> ImportReport:
         """What writing this import amounts to."""
         users = {f.user_id for f in self.facts} | {p.user_id for p in self.profiles}
-        return ImportReport(
-            imported=len(self.facts), profiles=len(self.profiles), users=sorted(users)
-        )
+        embedded = sum(f.id not in self.carried for f in self.facts)
+        return ImportReport(imported=len(self.facts), profiles=len(self.profiles),
+                            users=sorted(users), embedded=embedded)  # fmt: skip
 
 
 def build_export(
-    user_id: str, *, facts: Sequence[Fact], profiles: Sequence[Profile]
+    user_id: str,
+    *,
+    facts: Sequence[Fact],
+    profiles: Sequence[Profile],
+    vectors: np.ndarray | None = None,
+    embedder: str | None = None,
 ) -> dict[str, Any]:
-    """The export document of one user's memory (JSON-ready)."""
-    return {
+    """The export document of one user's memory (JSON-ready); with ``vectors`` (one row
+    per fact, made by ``embedder``) it carries them."""
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "exported_at": utcnow().isoformat(),
@@ -69,6 +86,15 @@ def build_export(
         "facts": [f.model_dump(mode="json") for f in facts],
         "profiles": [p.model_dump(mode="json") for p in profiles],
     }
+    if vectors is not None and embedder is not None:
+        rows = np.ascontiguousarray(vectors, dtype="<f4")
+        document["embeddings"] = {
+            "embedder": embedder, "dimension": int(rows.shape[1]) if rows.ndim == 2 else 0,
+            "encoding": VECTOR_ENCODING,
+            "vectors": {f.id: base64.b64encode(row.tobytes()).decode("ascii")
+                        for f, row in zip(facts, rows, strict=True)},
+        }  # fmt: skip
+    return document
 
 
 def _header_problem(data: object) -> str | None:
@@ -82,6 +108,57 @@ def _header_problem(data: object) -> str | None:
         return "'facts' and 'profiles' must be lists"
     if len(data["facts"]) > MAX_IMPORT_ROWS:
         return f"too many facts ({len(data['facts'])}); split the import below {MAX_IMPORT_ROWS}"
+    return _embeddings_problem(data.get("embeddings"))
+
+
+def _embeddings_problem(block: object) -> str | None:
+    if block is None:
+        return None
+    if not (isinstance(block, Mapping) and isinstance(block.get("embedder"), str)
+            and type(block.get("dimension")) is int and block["dimension"] > 0
+            and block.get("encoding") == VECTOR_ENCODING
+            and isinstance(block.get("vectors"), Mapping)):  # fmt: skip
+        return (f"'embeddings' must hold 'embedder' (a name), 'dimension' (a positive "
+                f"integer), 'encoding' ({VECTOR_ENCODING!r}) and 'vectors' (fact id to vector), "
+                "as `recallmem export --embeddings` writes it; remove it to embed every fact "
+                "again")  # fmt: skip
+    return None
+
+
+def carried_vectors(
+    data: Mapping[str, Any], facts: Sequence[Fact], embedder: str, dimension: int | None
+) -> tuple[dict[str, bytes], list[tuple[int, str]]]:
+    """The vectors an export carries for ``facts`` (validated, by fact id) if they were
+    made by ``embedder`` at ``dimension`` (None: any), with the rows whose vector is
+    unusable. Vectors of another embedder are left out: those facts are embedded again."""
+    block = data.get("embeddings")
+    if not isinstance(block, Mapping) or block.get("embedder") != embedder:
+        return {}, []
+    size = int(block["dimension"])
+    if dimension is not None and size != dimension:
+        return {}, []
+    carried: dict[str, bytes] = {}
+    rejected: list[tuple[int, str]] = []
+    for row, fact in enumerate(facts):
+        raw = block["vectors"].get(fact.id)
+        if raw is None:
+            continue  # embedded on import
+        if (problem := _vector_problem(raw, size)) is not None:
+            rejected.append((row, f"{problem}; remove 'embeddings' to embed every fact again"))
+        else:
+            carried[fact.id] = base64.b64decode(raw)
+    return carried, rejected
+
+
+def _vector_problem(raw: object, size: int) -> str | None:
+    try:
+        vector = np.frombuffer(base64.b64decode(str(raw), validate=True), dtype="<f4")
+    except (binascii.Error, ValueError):
+        return "its vector in 'embeddings' is not base64 of float32 values"
+    if vector.size != size:
+        return f"its vector in 'embeddings' has {vector.size} values, not {size}"
+    if not np.isfinite(vector).all() or not vector.any():
+        return "its vector in 'embeddings' is zero or not finite"
     return None
 
 
@@ -153,22 +230,32 @@ def accept_import(
     data: object,
     owners: Callable[[list[str]], Mapping[str, str]],
     secrets: SecretPolicy = "refuse",
+    *,
+    embedder: str | None = None,
+    dimension: int | None = None,
 ) -> ValidatedImport:
     """Validate an import, or raise naming every bad row; nothing is written either way.
 
     ``owners`` maps the ids that already exist to their users, so an import can never
-    overwrite another user's fact by reusing its id.
+    overwrite another user's fact by reusing its id. With ``embedder`` (the store's, and
+    its ``dimension`` if known), vectors the export carries for it are kept.
     """
     checked = validate_import(data, secrets)
     existing = owners([f.id for f in checked.facts]) if checked.facts else {}
-    rejected = checked.rejected + [
-        (row, f"fact id {f.id!r} already belongs to another user")
-        for row, f in enumerate(checked.facts)
-        if existing.get(f.id, f.user_id) != f.user_id
-    ]
+    carried, unusable = ({}, []) if embedder is None or not isinstance(data, Mapping) else (
+        carried_vectors(data, checked.facts, embedder, dimension))  # fmt: skip
+    rejected = (
+        checked.rejected
+        + unusable
+        + [
+            (row, f"fact id {f.id!r} already belongs to another user")
+            for row, f in enumerate(checked.facts)
+            if existing.get(f.id, f.user_id) != f.user_id
+        ]
+    )
     if rejected:
         listing = "; ".join(f"row {r}: {why}" for r, why in rejected[:20])
         raise ImportRejectedError(
             f"import rejected, nothing was written ({len(rejected)} bad rows): {listing}", rejected
         )
-    return checked
+    return checked.model_copy(update={"carried": carried}) if carried else checked

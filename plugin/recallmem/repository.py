@@ -25,21 +25,20 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from recallmem.ahead import prepared_ahead
 from recallmem.config import MemoryConfig
-from recallmem.dedup import merge_batch
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import FactNotFoundError, StoreError
-from recallmem.import_writer import ImportWriter
+from recallmem.import_writer import Carried, ImportWriter
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
+from recallmem.steps import remember_in_steps
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore, open_store
 from recallmem.store.intents import IntentLog
@@ -47,9 +46,6 @@ from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
-# Facts embedded, folded and written as one step; the next step is embedded meanwhile
-# (recallmem.ahead). Smaller steps overlap more but pay Chroma's per-call cost more often.
-_WRITE_STEP = 50
 Revised = tuple[list[Fact], list[str]]  # records written, ids purged
 Revise = Callable[[list[Fact]], Revised]
 _MERGE_BATCH = 1000  # facts compared with each other as one matrix
@@ -232,16 +228,21 @@ class FactRepository:
         embedded: Sequence[Fact],
         vectors: np.ndarray | None,
         records: Sequence[Fact] = (),
+        *,
+        claim: bool = True,
     ) -> None:
         # Chroma first, then the revision, then this process's index, whose number is set
-        # last: a read in between sees the claimed number and reloads.
+        # last: a read in between sees the claimed number and reloads. ``claim=False``: a
+        # step of a write whose last step claims one number for all (recallmem.steps).
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
             self.store.update_records(records)
-            revision = self.store.revisions.record_write(index.user_id, index.revision)
+            revision = (
+                self.store.revisions.record_write(index.user_id, index.revision) if claim else None
+            )
         except StoreError:
             self._indexes.drop(index.user_id)  # part may be written: reload what is there
             raise
@@ -250,7 +251,9 @@ class FactRepository:
             index.upsert(embedded, vectors)
         if records:
             index.upsert(records)
-        index.revision = revision
+        index.revision = index.revision if revision is None else revision
+
+    writing, write = _writing, _write  # the protocol recallmem.steps writes through
 
     def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
         stale = {
@@ -269,29 +272,9 @@ class FactRepository:
     def remember(
         self, candidates: Sequence[Fact], *, threshold: float, now: datetime
     ) -> list[Fact]:
-        """Store new facts of one user and agent, folding duplicates into stored ones.
-
-        Returns, per candidate, the stored fact it became.
-        """
-        steps = [candidates[s : s + _WRITE_STEP] for s in range(0, len(candidates), _WRITE_STEP)]
-        results: list[Fact] = []
-        with closing(prepared_ahead(steps, lambda s: self.embed([c.content for c in s]))) as ready:
-            for step, vectors in ready:
-                results += self._remember_batch(step, vectors, threshold=threshold, now=now)
-        return results
-
-    def _remember_batch(
-        self, candidates: Sequence[Fact], vectors: np.ndarray, *, threshold: float, now: datetime
-    ) -> list[Fact]:
-        # A step is compared with itself as one matrix; later steps see earlier ones through
-        # the index. Each step is a whole write (Chroma, revision, index) of its own.
-        with self._writing(candidates[0].user_id) as index:
-            neighbours = index.nearest(vectors, agent_id=candidates[0].agent_id, k=3, now=now)
-            merged = merge_batch(candidates, vectors, neighbours, threshold=threshold, now=now)
-            rows = [row for _, row in merged.embedded]
-            embedded = [fact for fact, _ in merged.embedded]
-            self._write(index, embedded, vectors[rows], merged.records)
-        return merged.results
+        """Store new facts of one user and agent, folding duplicates into stored ones;
+        per candidate, the stored fact it became."""
+        return remember_in_steps(self, candidates, threshold=threshold, now=now)
 
     def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
         """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
@@ -384,15 +367,26 @@ class FactRepository:
 
     # -- imports -------------------------------------------------------------------
 
-    def write_user(self, user_id: str, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        """Write whole records with their vectors, as they are, under the user's lock."""
-        with self._writing(user_id) as index:
-            self._write(index, facts, vectors)
+    def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
+        """Write whole records of any users with their vectors, as they are, under those
+        users' locks, and claim a number per user; their indexes reload at the next read."""
+        users = sorted({f.user_id for f in facts})
+        with ExitStack() as held:
+            for user_id in users:
+                held.enter_context(self._locked(user_id))
+            try:
+                self.store.upsert(facts, vectors)
+            finally:
+                for user_id in users:
+                    self._indexes.drop(user_id)
+            self.store.revisions.record_writes(users)
 
-    def import_facts(self, facts: Sequence[Fact], profiles: Sequence[Profile]) -> None:
-        """Write an import whole: all of its rows, or (after a crash) all of them at the
-        next open. Raises StoreError naming where the unfinished import is kept."""
-        ImportWriter(self).write(facts, profiles)
+    def import_facts(
+        self, facts: Sequence[Fact], profiles: Sequence[Profile], carried: Carried | None = None
+    ) -> None:
+        """Write an import whole, now or (after a crash) at the next open, keeping ``carried``
+        vectors. Raises StoreError naming where the unfinished import is kept."""
+        ImportWriter(self).write(facts, profiles, carried)
 
     def recover(self) -> int:
         """Complete the imports a crash or a failure left unfinished; returns the rows

@@ -47,10 +47,11 @@ def write_legacy_store(client: Any, prefix: str, facts: list[Fact]) -> None:
     vectors = np.asarray(EMBEDDINGS.embed_documents([f.content for f in facts]), np.float32)
     for start in range(0, len(facts), 2000):
         batch = facts[start : start + 2000]
-        encoded = [encode(f) for f in batch]
-        old.upsert(
+        old.upsert(  # schema 1: the content was the document (store/codec.py)
             ids=[f.id for f in batch], embeddings=vectors[start : start + 2000],
-            documents=[d for d, _ in encoded], metadatas=[m for _, m in encoded],
+            documents=[f.content for f in batch],
+            metadatas=[{**encode(f), "record": f.model_dump_json(exclude={"content"})}
+                       for f in batch],
         )  # fmt: skip
     old.update(ids=[facts[0].id], metadatas=[{"accessed_at": 1_700_000_000.0}])
 

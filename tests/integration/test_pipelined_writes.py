@@ -12,12 +12,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from recallmem import Memory, MemoryConfig
+from recallmem import Memory, MemoryConfig, steps
 from recallmem.errors import StoreError
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 
-FACTS = 120  # three steps of repository._WRITE_STEP (50)
+FACTS = 120  # three steps of 50
+
+
+@pytest.fixture(autouse=True)
+def steps_of_fifty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of over 1,000 facts go in steps; these tests make steps of 50 to see them."""
+    monkeypatch.setattr(steps, "WRITE_STEP", 50)
 
 
 def items(n: int, start: int = 0) -> list[dict[str, Any]]:
@@ -44,6 +50,58 @@ def test_a_duplicate_in_a_later_step_folds_into_an_earlier_step(memory: Memory) 
     stored = memory.remember_many(batch, user_id="ada")
     assert stored[55].id == stored[3].id and stored[55].confirmations == 1
     assert len(contents(memory, "ada")) == 59
+    assert memory.count() == 59  # the folded candidate left the id directory again
+
+
+def _count_writes(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record each directory write and delete, and each revision claim; all still run."""
+    calls: list[str] = []
+    directory = memory.store.collections.directory
+
+    class CountedDirectory:
+        def __getattr__(self, name: str) -> Any:
+            if name in ("upsert", "add", "delete"):
+                calls.append(f"directory {name}")
+            return getattr(directory, name)
+
+    claim = memory.store.revisions.record_write
+
+    def counted_claim(*args: Any) -> int:
+        calls.append("claim")
+        return claim(*args)
+
+    monkeypatch.setattr(memory.store.collections, "directory", CountedDirectory())
+    monkeypatch.setattr(memory.store.revisions, "record_write", counted_claim)
+    return calls
+
+
+def test_a_call_writes_the_directory_once_and_claims_one_revision(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember("Was here before", user_id="ada", category="context")
+    calls = _count_writes(memory, monkeypatch)
+    memory.remember_many(items(FACTS), user_id="ada")
+    assert calls == ["directory upsert", "claim"]  # three steps, one of each
+    assert memory.revision("ada") == "2" and memory.count() == FACTS + 1
+    calls.clear()
+    batch = items(FACTS, start=FACTS)
+    batch[110] = {"content": "Was here before", "category": "context"}  # folds: unlisted
+    memory.remember_many(batch, user_id="ada")
+    # (the stored fact it confirms is rewritten with its vector, and so registered again)
+    assert calls.count("claim") == 1 and calls[0] == "directory upsert"
+    assert calls[-1] == "directory delete" and calls.count("directory delete") == 1
+    assert memory.revision("ada") == "3" and memory.count() == 2 * FACTS
+
+
+def test_a_call_of_one_step_registers_only_what_it_writes(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember("Was here before", user_id="ada", category="context")
+    calls = _count_writes(memory, monkeypatch)
+    memory.remember_many([{"content": "Was here before", "category": "context"}, *items(2)],
+                         user_id="ada")  # fmt: skip
+    assert calls == ["directory upsert", "claim"]  # nothing listed ahead, nothing to remove
+    assert memory.count() == 3
 
 
 def test_a_failure_in_the_second_step_drops_the_index_and_shows_what_chroma_holds(

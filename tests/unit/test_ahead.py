@@ -52,3 +52,23 @@ def test_nothing_further_is_prepared_once_the_caller_stops() -> None:
                 break
     # Item 2 was submitted (and may have started) while item 1 was used; nothing after it.
     assert prepared in ([0, 1], [0, 1, 2])
+
+
+def test_meanwhile_runs_on_the_callers_thread_while_the_first_item_is_prepared() -> None:
+    released = threading.Event()
+    waited: list[bool] = []
+
+    def prepare(n: int) -> int:
+        if n == 1:
+            waited.append(released.wait(timeout=10))  # only meanwhile releases it
+        return n
+
+    def meanwhile() -> None:
+        assert threading.current_thread() is threading.main_thread()
+        released.set()
+
+    assert list(prepared_ahead([1, 2], prepare, meanwhile)) == [(1, 1), (2, 2)]
+    assert waited == [True]
+    once: list[int] = []
+    assert list(prepared_ahead([7], lambda n: n, lambda: once.append(1))) == [(7, 7)]
+    assert once == [1]

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "recallmem.lifecycle": 4,
     "recallmem.repository": 3,
     "recallmem.import_writer": 3,
+    "recallmem.steps": 3,
     "recallmem.retrieval": 2,
     "recallmem.store": 1,
     "recallmem.lifecycle.decay": 0,

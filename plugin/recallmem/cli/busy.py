@@ -33,7 +33,8 @@ def _request(args: argparse.Namespace) -> tuple[str, str, Any] | None:
     if command == "list":
         return "GET", "/facts", None
     if command == "export":
-        return "GET", "/export", None
+        carry = "?embeddings=true" if getattr(args, "embeddings", False) else ""
+        return "GET", "/export" + carry, None
     if command == "forget" and args.fact_id:
         purge = "?purge=true" if args.purge else ""
         return "DELETE", f"/facts/{quote(args.fact_id, safe='')}{purge}", None

@@ -95,7 +95,8 @@ def cmd_forget(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    data = open_memory(args).export(user_id=args.user, agent_id=args.agent)
+    data = open_memory(args).export(user_id=args.user, agent_id=args.agent,
+                                    embeddings=args.embeddings)  # fmt: skip
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
@@ -157,6 +158,10 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("export", help="write a user's memory as JSON")
     scope_args(p)
     p.add_argument("-o", "--output")
+    p.add_argument(
+        "--embeddings", action="store_true",
+        help="carry the vectors (an import with the same embedder keeps them)",
+    )  # fmt: skip
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("import", help="read an export (all rows validated first)")

@@ -7,7 +7,7 @@ from typing import Any
 from recallmem.config import MemoryConfig
 from recallmem.portability import ImportReport, accept_import, build_export
 from recallmem.repository import FactRepository
-from recallmem.validation import optional_key, require_user
+from recallmem.validation import check_flag, optional_key, require_user
 
 
 class Porting:
@@ -17,18 +17,26 @@ class Porting:
         self.repository = repository
         self.config = config
 
-    def export(self, user_id: str, agent_id: str | None) -> dict[str, Any]:
-        """Every fact (all statuses) and profile of a user, oldest fact first."""
+    def export(self, user_id: str, agent_id: str | None, embeddings: bool) -> dict[str, Any]:
+        """Every fact (all statuses) and profile of a user, oldest fact first; with
+        ``embeddings``, the facts' stored vectors too (an import into a store of the same
+        embedder then writes them instead of embedding again)."""
         facts = self.repository.facts(require_user(user_id))
         if (agent_id := optional_key(agent_id, "agent_id")) is not None:
             facts = [f for f in facts if f.agent_id == agent_id]
+        facts = sorted(facts, key=lambda f: f.created_at)
         profiles = self.repository.stored_profiles(user_id, agent_id)
-        return build_export(
-            user_id, facts=sorted(facts, key=lambda f: f.created_at), profiles=profiles
-        )
+        if not check_flag(embeddings, "embeddings") or not facts:
+            return build_export(user_id, facts=facts, profiles=profiles)
+        vectors = self.repository.vectors(user_id, [f.id for f in facts])
+        return build_export(user_id, facts=facts, profiles=profiles, vectors=vectors,
+                            embedder=self.repository.store.embedder)  # fmt: skip
 
     def import_(self, data: Any) -> ImportReport:
-        """Validate every row, then write them all or nothing."""
-        checked = accept_import(data, self.repository.owners, self.config.secrets)
-        self.repository.import_facts(checked.facts, checked.profiles)
+        """Validate every row, then write them all or nothing; vectors the export carries
+        for this store's embedder are written as they are."""
+        store = self.repository.store
+        checked = accept_import(data, self.repository.owners, self.config.secrets,
+                                embedder=store.embedder, dimension=store.dimension)  # fmt: skip
+        self.repository.import_facts(checked.facts, checked.profiles, checked.carried)
         return checked.report()

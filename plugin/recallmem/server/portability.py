@@ -66,10 +66,12 @@ def stream_document(document: Mapping[str, Any]) -> Iterator[bytes]:
     responses={200: {"content": {"application/json": {}}, "description": "The export file"}},
 )
 async def export_memory(
-    user: UserId, memory: MemoryDep, agent_id: ScopeFilter = None
+    user: UserId, memory: MemoryDep, agent_id: ScopeFilter = None, embeddings: bool = False
 ) -> StreamingResponse:
-    """Every fact (all statuses) and profile of the user, in the versioned export format."""
-    document = await memory.aexport(user_id=user, agent_id=agent_id)
+    """Every fact (all statuses) and profile of the user, in the versioned export format;
+    ``embeddings=true`` carries the facts' vectors (an import with the same embedder keeps
+    them instead of embedding again)."""
+    document = await memory.aexport(user_id=user, agent_id=agent_id, embeddings=embeddings)
     filename = f"recallmem-export-{len(document['facts'])}-facts.json"
     return StreamingResponse(
         stream_document(document),

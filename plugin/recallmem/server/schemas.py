@@ -234,6 +234,16 @@ class Metrics(BaseModel):
     extraction: ExtractionStats
 
 
+class CarriedEmbeddings(BaseModel):
+    """The facts' vectors an export carries (``GET /export?embeddings=true``): an import
+    into a store of the same embedder and dimension keeps them, any other embeds."""
+
+    embedder: str
+    dimension: int = Field(gt=0)
+    encoding: Literal["float32-le-base64"]
+    vectors: dict[str, str] = Field(description="fact id: its vector, float32 LE, base64")
+
+
 class ExportDocument(BaseModel):
     """The versioned export format (documentation of the import body; the route itself
     reads the JSON and validates it row by row, so that bad rows can be named)."""
@@ -244,3 +254,4 @@ class ExportDocument(BaseModel):
     user_id: str | None = None
     facts: list[Fact] = Field(max_length=MAX_IMPORT_ROWS)
     profiles: list[Profile] = []
+    embeddings: CarriedEmbeddings | None = None

@@ -183,9 +183,26 @@ class FactStore:
             self._upsert_batch(facts[start : start + _WRITE_BATCH],
                                vectors[start : start + _WRITE_BATCH])  # fmt: skip
 
+    def list_ahead(self, facts: Sequence[Fact]) -> None:
+        """Enter facts in the id directory before they are written, in one call: a write
+        in several steps then pays for the directory once (:meth:`upsert` skips them).
+        Entries for facts that end up not written are removed by :meth:`unlist`."""
+        for start in range(0, len(facts), _WRITE_BATCH):
+            batch = facts[start : start + _WRITE_BATCH]
+            check_room(self.path, 128 * len(batch), "list fact ids")
+            with self._errors("write fact ids to Chroma"):
+                self.collections.list_ahead([f.id for f in batch], [f.user_id for f in batch])
+
+    def unlist(self, ids: Sequence[str], *, user_id: str | None) -> None:
+        """Remove the directory entries :meth:`list_ahead` made for facts not written;
+        ``user_id=None``: only forget that they were listed ahead (Chroma is not called)."""
+        for start in range(0, len(ids), self.read_page):
+            with self._errors("remove fact ids from Chroma"):
+                self.collections.unlist(ids[start : start + self.read_page], user_id)
+
     def _upsert_batch(self, batch: Sequence[Fact], vectors: np.ndarray) -> None:
-        encoded = [encode(f) for f in batch]
-        size = sum(len(doc) + len(str(meta)) for doc, meta in encoded) * 2
+        metadatas = [encode(f) for f in batch]
+        size = sum(len(str(meta)) for meta in metadatas) * 2
         check_room(self.path, size + vectors.nbytes + 64 * len(batch), "write facts")
         with self._errors("write facts to Chroma"):
             # The directory first: it may name a fact not (yet) written, never miss one.
@@ -193,8 +210,7 @@ class FactStore:
             for user_id, rows in _rows_by_user(batch).items():
                 self._of(user_id, create=True).upsert(
                     ids=[batch[r].id for r in rows],
-                    documents=[encoded[r][0] for r in rows],
-                    metadatas=[encoded[r][1] for r in rows],
+                    metadatas=[metadatas[r] for r in rows],
                     embeddings=vectors[rows],
                 )
 
@@ -208,7 +224,7 @@ class FactStore:
             return
         # Never pass documents without vectors: Chroma would embed them with its default
         # model, which means a download. The content is unchanged here by definition.
-        metadatas = [encode(f)[1] for f in facts]
+        metadatas = [encode(f) for f in facts]
         check_room(self.path, sum(len(str(m)) for m in metadatas) * 2, "update facts")
         for user_id, rows in _rows_by_user(facts).items():
             with self._errors("update facts in Chroma"):
@@ -374,7 +390,7 @@ class FactStore:
         """Erase a user's revision and profiles ("forget me"), and any id the directory
         still lists for the user (an erasure a crash interrupted)."""
         with self._errors("delete a user's fact ids"):
-            self.collections.directory.delete(where=scope_where(user_id))
+            self.collections.unlist_user(user_id)
         with self._errors("delete a user's profiles"):
             self._scopes.delete(where={"user_id": {"$eq": user_id}})
 

@@ -1,12 +1,19 @@
 """One codec between a :class:`Fact` and Chroma's flat scalar metadata.
 
-Chroma metadata holds only scalars and cannot hold ``None``. The fields we filter on
-are stored as scalars (``None`` as ``""``), and the whole record is kept as JSON in
-``record`` so that nothing is lost in the round trip; the document is the content.
+Chroma metadata holds only scalars and cannot hold ``None``. A record is the whole fact
+as JSON in ``record`` (so the round trip loses nothing), plus the keys reads filter on:
+``user_id`` always, ``agent_id`` and ``thread_id`` when the fact has one (a ``where`` on
+them only ever asks for a given value, which an absent key never matches).
+
+Records of schema 1 (every store written before schema 2) kept the content as Chroma's
+document and eight more scalar keys that no read used; they still decode. Schema 2 writes
+no document: Chroma indexes every document for full-text search at each write, and
+recallmem never searches it, so that index and the unused keys were about a third of a
+write's cost in Chroma (docs/architecture.md, "Writes").
 
 >>> from recallmem.types import Fact
 >>> fact = Fact(content="Uses TypeScript", category="knowledge", user_id="u1")
->>> decode(fact.id, *encode(fact)) == fact
+>>> decode(fact.id, None, encode(fact)) == fact
 True
 """
 
@@ -19,35 +26,29 @@ from typing import Any
 
 from recallmem.types import Fact
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Metadata = dict[str, str | int | float | bool]
 
 
-def encode(fact: Fact) -> tuple[str, Metadata]:
-    """The document and metadata Chroma stores for a fact."""
-    metadata: Metadata = {
-        "user_id": fact.user_id,
-        "agent_id": fact.agent_id or "",
-        "thread_id": fact.thread_id or "",
-        "category": fact.category.value,
-        "status": fact.status.value,
-        "confidence": fact.confidence,
-        "pinned": fact.pinned,
-        "created_at": fact.created_at.timestamp(),
-        "updated_at": fact.updated_at.timestamp(),
-        "schema": SCHEMA_VERSION,
-        "record": fact.model_dump_json(exclude={"content"}),
-    }
-    return fact.content, metadata
+def encode(fact: Fact) -> Metadata:
+    """The metadata Chroma stores for a fact (no document: the content is in ``record``)."""
+    metadata: Metadata = {"user_id": fact.user_id, "record": fact.model_dump_json()}
+    if fact.agent_id is not None:
+        metadata["agent_id"] = fact.agent_id
+    if fact.thread_id is not None:
+        metadata["thread_id"] = fact.thread_id
+    return metadata
 
 
 def decode(fact_id: str, document: str | None, metadata: Mapping[str, Any] | None) -> Fact:
-    """Rebuild the fact Chroma returned; the scalar fields are derived, ``record`` is truth."""
+    """Rebuild the fact Chroma returned; ``record`` is truth (its content, or for a
+    schema-1 record the document)."""
     if metadata is None or "record" not in metadata:
         raise ValueError(f"record {fact_id!r} was not written by recallmem (no 'record' field)")
     data = json.loads(str(metadata["record"]))
-    data["content"] = document or ""
+    if "content" not in data:  # schema 1: the content was the document
+        data["content"] = document or ""
     if "accessed_at" in metadata:  # written alone by touch(), newer than the record
         data["last_accessed_at"] = datetime.fromtimestamp(float(metadata["accessed_at"]), UTC)
     return Fact.model_validate(data)

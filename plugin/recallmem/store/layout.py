@@ -68,6 +68,7 @@ class Collections:
             configuration={"hnsw": DIRECTORY_HNSW},
         )  # fmt: skip
         self._handles: OrderedDict[str, Any] = OrderedDict()
+        self._ahead: dict[str, str] = {}  # fact id -> user: listed ahead, not yet written
         self._guard = threading.Lock()  # the service reads from several threads
 
     def writable(self, user_id: str) -> Any:
@@ -115,7 +116,37 @@ class Collections:
         return handle
 
     def register(self, ids: Sequence[str], users: Sequence[str]) -> None:
-        """Record in the directory whose each fact is (``users[i]`` owns ``ids[i]``)."""
+        """Record in the directory whose each fact is (``users[i]`` owns ``ids[i]``), but
+        for the ids :meth:`list_ahead` recorded for that user already."""
+        with self._guard:
+            rows = [r for r, i in enumerate(ids) if self._ahead.pop(i, None) != users[r]]
+        if rows:
+            self._enter([ids[r] for r in rows], [users[r] for r in rows])
+
+    def list_ahead(self, ids: Sequence[str], users: Sequence[str]) -> None:
+        """Record ids in the directory before their facts are written: the
+        :meth:`register` of each write then skips them (one directory write per call)."""
+        self._enter(ids, users)
+        with self._guard:
+            self._ahead.update(zip(ids, users, strict=True))
+
+    def unlist(self, ids: Sequence[str], user_id: str | None) -> None:
+        """Remove ids listed ahead whose facts were not written (``user_id=None``: only
+        forget them here; the directory keeps them, naming nothing)."""
+        with self._guard:
+            for fact_id in ids:
+                self._ahead.pop(fact_id, None)
+        if user_id is not None and ids:
+            self.directory.delete(ids=list(ids), where={"user_id": {"$eq": user_id}})
+
+    def unlist_user(self, user_id: str) -> None:
+        """Remove every directory entry of a user ("forget me"); a write in steps still
+        under way registers its next facts again."""
+        with self._guard:
+            self._ahead = {i: user for i, user in self._ahead.items() if user != user_id}
+        self.directory.delete(where={"user_id": {"$eq": user_id}})
+
+    def _enter(self, ids: Sequence[str], users: Sequence[str]) -> None:
         self.directory.upsert(
             ids=list(ids),
             embeddings=[_DIRECTORY_VECTOR] * len(ids),

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from recallmem.errors import StoreError
@@ -77,6 +78,48 @@ class Revisions:
                     ids=[_head_id(user_id)], embeddings=[_VECTOR], metadatas=[{"seq": number}]
                 )
         return number if number == revision + 1 else revision
+
+    def record_writes(self, users: Sequence[str]) -> None:
+        """Claim a number for each user's write now in Chroma, for a writer that keeps no
+        index of them (an import: their indexes reload at the next read). The claims of
+        every user go in one ``add`` and one read back, where :meth:`record_write` would
+        make a few calls per user; a number already taken sends that user up the sequence."""
+        heads = self._heads(list(dict.fromkeys(users)))
+        pending = {user: head + 1 for user, head in heads.items()}
+        while pending:
+            tokens = {user: uuid.uuid4().hex for user in pending}
+            slots = {user: _slot_id(user, number) for user, number in pending.items()}
+            with store_errors("claim revision numbers", self._where):
+                self._records.add(ids=list(slots.values()), embeddings=[_VECTOR] * len(slots),
+                                  metadatas=[{"writer": tokens[u]} for u in slots])  # fmt: skip
+                got = self._records.get(ids=list(slots.values()), include=["metadatas"])
+            found = zip(got["ids"], got["metadatas"], strict=True)
+            writers = {slot: meta.get("writer") for slot, meta in found}
+            if lost := [slot for slot in slots.values() if slot not in writers]:
+                raise StoreError(
+                    f"revision records {lost[:3]} were added but cannot be read back from "
+                    f"{self._where}; the writes themselves are stored. Check the Chroma "
+                    "server's log."
+                )
+            mine = {user for user, slot in slots.items() if writers[slot] == tokens[user]}
+            self._write_heads({user: pending[user] for user in mine})
+            pending = {user: self._last_claimed(user, number) + 1
+                       for user, number in pending.items() if user not in mine}  # fmt: skip
+
+    def _heads(self, users: list[str]) -> dict[str, int]:
+        with store_errors("read revision heads", self._where):
+            got = self._records.get(ids=[_head_id(u) for u in users], include=["metadatas"])
+        found = {i: int(m["seq"]) for i, m in zip(got["ids"], got["metadatas"], strict=True)}
+        return {user: found.get(_head_id(user), 0) for user in users}
+
+    def _write_heads(self, claimed: dict[str, int]) -> None:
+        due = {user: number for user, number in claimed.items() if number % HEAD_EVERY == 0}
+        if due:
+            with store_errors("write revision heads", self._where):
+                self._records.upsert(
+                    ids=[_head_id(u) for u in due], embeddings=[_VECTOR] * len(due),
+                    metadatas=[{"seq": n} for n in due.values()],
+                )  # fmt: skip
 
     def _claim(self, user_id: str, number: int) -> bool:
         token = uuid.uuid4().hex

@@ -34,6 +34,21 @@ def test_export_streams_the_library_format(ada: TestClient, memory: Memory, add_
     assert streamed == library
 
 
+def test_an_export_with_its_vectors_imports_without_embedding(
+    ada: TestClient, memory: Memory, add_fact: Any, tmp_path: Any
+) -> None:
+    add_fact(ada, "Prefers reports in Chinese")
+    add_fact(ada, "Keeps two kayaks in the shed")
+    document = ada.get("/v1/users/me/export?embeddings=true").json()
+    assert len(document["embeddings"]["vectors"]) == 2
+    with Memory(MemoryConfig(home=tmp_path / "other"), embeddings=HashingEmbeddings()) as fresh:
+        client = client_for(create_app(fresh, token_settings()), ADA)
+        report = client.post("/v1/users/me/import", json=document)
+        assert report.status_code == 200, report.text
+        assert report.json()["embedded"] == 0 and report.json()["imported"] == 2
+        assert snapshot(fresh, "ada") == snapshot(memory, "ada")
+
+
 def test_a_large_export_arrives_in_chunks_and_round_trips(
     ada: TestClient, memory: Memory, tmp_path: Any
 ) -> None:
@@ -58,7 +73,12 @@ def test_a_large_export_arrives_in_chunks_and_round_trips(
             "/v1/users/me/import", content=document, headers={"Content-Type": "application/json"}
         )
         assert report.status_code == 200, report.text
-        assert report.json() == {"imported": 1200, "profiles": 0, "users": ["ada"]}
+        assert report.json() == {
+            "imported": 1200,
+            "profiles": 0,
+            "users": ["ada"],
+            "embedded": 1200,
+        }
         assert snapshot(fresh, "ada") == snapshot(memory, "ada")
 
 

@@ -70,6 +70,21 @@ def test_the_latest_number_is_found_past_the_head_hint(client: Any) -> None:
     assert seen == 3 * HEAD_EVERY + 5 == revisions.latest("ada")
 
 
+def test_claims_for_many_users_at_once_take_each_users_next_free_number(client: Any) -> None:
+    prefix = f"rev_{uuid.uuid4().hex[:8]}"
+    mine, theirs = (
+        Revisions(client.get_or_create_collection(prefix), "here"),
+        Revisions(client.get_or_create_collection(prefix), "here"),
+    )
+    seen = 0
+    for _ in range(HEAD_EVERY + 2):  # the head hint says 16: number 17 is taken already
+        seen = theirs.record_write("ada", seen)
+    theirs.record_write("bob", 0)
+    mine.record_writes(["ada", "bob", "cy", "ada"])
+    assert [mine.latest(u) for u in ("ada", "bob", "cy")] == [HEAD_EVERY + 3, 2, 1]
+    assert theirs.record_write("cy", 0) == 0 and theirs.latest("cy") == 2  # no number twice
+
+
 def test_a_write_landing_inside_anothers_write_is_seen_by_both(
     open_memory: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
