@@ -19,6 +19,7 @@ can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M.
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -38,6 +39,8 @@ COLD_USERS = 300
 RANDOM_RECALLS = 1_000
 DIMENSION = 512
 BUILD_BATCH = 2_000  # facts per bulk write: 20 users
+BUILT = "scale-cold-build.json"  # a home's build progress: facts written, seconds taken
+CACHE_ENV = "RECALLMEM_BENCH_CACHE"  # where built homes are kept between runs
 
 
 def _memory(home: str) -> Any:
@@ -48,27 +51,61 @@ def _memory(home: str) -> Any:
     return Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(dimension=DIMENSION))
 
 
-def build(home: str, size: int) -> dict[str, float]:
+def _fact_id(i: int) -> str:
+    # Deterministic: a resumed build rewrites a half-written batch by id (an upsert).
+    return f"{i:032x}"
+
+
+def build(home: str, size: int, *, done: int = 0, seconds: float = 0.0) -> dict[str, float]:
     """Store ``size`` facts, PER_USER per user, through the store's bulk write (what an
     import and a migration use: per-user collections and the id directory, no dedup);
-    the rate. remember_many would add its dedup and one call per user."""
+    the rate. remember_many would add its dedup and one call per user.
+
+    Resumes after ``done`` facts (written in ``seconds``): each batch's progress is
+    recorded in the home (:data:`BUILT`), so an interrupted build of a cached home goes
+    on where it stopped.
+    """
     import numpy as np
     from recallmem.types import Category, Fact
 
     memory = _memory(home)
-    started = time.perf_counter()
-    for first in range(0, size, BUILD_BATCH):
-        facts = [Fact(content=synthetic_fact(i), category=Category.CONTEXT,
-                      user_id=f"user-{i // PER_USER}") for i in range(first, first + BUILD_BATCH)]  # fmt: skip
+    started = time.perf_counter() - seconds
+    for first in range(done - done % BUILD_BATCH, size, BUILD_BATCH):
+        numbers = range(first, min(first + BUILD_BATCH, size))
+        facts = [Fact(id=_fact_id(i), content=synthetic_fact(i), category=Category.CONTEXT,
+                      user_id=f"user-{i // PER_USER}") for i in numbers]  # fmt: skip
         vectors = np.asarray(memory.embeddings.embed_documents([f.content for f in facts]),
                              dtype=np.float32)  # fmt: skip
         memory.store.upsert(facts, vectors)
+        elapsed = time.perf_counter() - started
+        _record_built(home, size, numbers[-1] + 1, elapsed)
         if (first // BUILD_BATCH) % 50 == 49:
-            done, elapsed = first + BUILD_BATCH, time.perf_counter() - started
-            print(f"  {done:,} facts, {done / elapsed:.0f}/s", flush=True)
+            print(f"  {numbers[-1] + 1:,} facts, {(numbers[-1] + 1) / elapsed:.0f}/s", flush=True)
     seconds = time.perf_counter() - started
     memory.close()
     return {"build_seconds": round(seconds, 1), "build_facts_per_s": round(size / seconds, 1)}
+
+
+def _record_built(home: str, size: int, done: int, seconds: float) -> None:
+    marker = Path(home) / BUILT
+    marker.write_text(json.dumps({"size": size, "done": done, "seconds": round(seconds, 1),
+                                  "per_user": PER_USER, "dimension": DIMENSION}))  # fmt: skip
+
+
+def cached_build(cache: Path, size: int) -> tuple[str, dict[str, float]]:
+    """The home of ``size`` facts under ``cache``, built (or its build finished) first;
+    with the build's rate, measured when it was built."""
+    home = cache / f"scale-cold-{size}-{PER_USER}-per-user-{DIMENSION}d"
+    home.mkdir(parents=True, exist_ok=True)
+    marker = home / BUILT
+    state = json.loads(marker.read_text()) if marker.exists() else {"done": 0, "seconds": 0.0}
+    if state["done"] < size:
+        print(f"scale-cold: building {size:,} facts in {home} (from {state['done']:,})",
+              flush=True)  # fmt: skip
+        return str(home), build(str(home), size, done=state["done"], seconds=state["seconds"])
+    print(f"scale-cold: reusing {size:,} facts built in {home}", flush=True)
+    return str(home), {"build_seconds": state["seconds"],
+                       "build_facts_per_s": round(size / state["seconds"], 1)}  # fmt: skip
 
 
 def _rss_mb(field: str) -> float:
@@ -105,23 +142,40 @@ def measure(home: str, size: int) -> dict[str, Any]:
     return result
 
 
-def run_size(size: int) -> dict[str, Any]:
-    """Build one size in a fresh home, then measure it in a fresh process."""
+def run_size(size: int, cache: Path | None = None) -> dict[str, Any]:
+    """Build one size (in a fresh home, or reuse the one cached under ``cache``), then
+    measure it in a fresh process."""
+    if cache is not None:
+        home, built = cached_build(cache, size)
+        return {**_measure_in_child(home, size), **built}
     with tempfile.TemporaryDirectory(prefix="recallmem-scale-cold-") as home:
         print(f"scale-cold: building {size:,} facts", flush=True)
         built = build(home, size)
-        code = f"import json, sys; from bench.scale_cold import measure; print(json.dumps(measure({home!r}, {size})))"
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=False, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
-        if done.returncode:
-            raise RuntimeError(f"measuring {size:,} facts failed: {done.stderr[-2000:]}")
-        measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return {**measured, **built}
+        return {**_measure_in_child(home, size), **built}
 
 
-def scale_cold(min_facts: int = 0, max_facts: int = DEFAULT_MAX, write: bool = True) -> Any:
-    """Run the selected sizes; print and (optionally) write the section and the plot."""
-    runs = [run_size(s) for s in SIZES if min_facts <= s <= max_facts]
+def _measure_in_child(home: str, size: int) -> dict[str, Any]:
+    code = f"import json, sys; from bench.scale_cold import measure; print(json.dumps(measure({home!r}, {size})))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    if done.returncode:
+        raise RuntimeError(f"measuring {size:,} facts failed: {done.stderr[-2000:]}")
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def scale_cold(
+    min_facts: int = 0,
+    max_facts: int = DEFAULT_MAX,
+    write: bool = True,
+    cache: Path | None = None,
+) -> Any:
+    """Run the selected sizes; print and (optionally) write the section and the plot.
+    ``cache`` (default: $RECALLMEM_BENCH_CACHE, if set) keeps the built homes there, so a
+    re-run only measures."""
+    if cache is None and os.environ.get(CACHE_ENV):
+        cache = Path(os.environ[CACHE_ENV])
+    runs = [run_size(s, cache) for s in SIZES if min_facts <= s <= max_facts]
     try:
         saved = {r["size"]: r for r in load_results("scale_cold")["runs"]}
     except FileNotFoundError:
