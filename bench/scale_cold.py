@@ -7,13 +7,17 @@ home, then measured in a fresh process with the default ``index_cache_facts``:
 
 - *first recall of a user*: ``COLD_USERS`` distinct users drawn at random, each asked
   once, so each recall loads that user's index from Chroma;
-- *random users*: ``RANDOM_RECALLS`` recalls of users drawn at random from all of them,
-  after those; once the users outgrow the index cache, most of these load again;
+- *random users*: as many recalls as there are users (at least ``RANDOM_RECALLS``), of
+  users drawn at random from all of them, after those (10,000 at 1M facts); once the
+  users outgrow the index cache, most of these load again;
 - that process's RSS (current and peak), and the facts its index cache holds.
 
 ``python -m bench scale-cold [--max-facts N]`` writes its section of docs/benchmarks.md
 and the plot docs/img/scale_cold.png; sizes already measured are kept, so a large size
-can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M.
+can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M. Building is
+what takes time (1M facts: about half an hour here); with ``$RECALLMEM_BENCH_CACHE``
+set, each size's home is kept there (resumed if a build was interrupted), so a re-run
+only measures.
 """
 
 from __future__ import annotations
@@ -125,9 +129,10 @@ def measure(home: str, size: int) -> dict[str, Any]:
         hits = memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
         cold.append(time.perf_counter() - started)
         assert all(h.fact.user_id == f"user-{user}" for h in hits)
-    random_times = []
-    for n in range(RANDOM_RECALLS):
+    random_times, asked = [], set()
+    for n in range(max(RANDOM_RECALLS, users)):
         user = rng.randrange(users)
+        asked.add(user)
         started = time.perf_counter()
         memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
         random_times.append(time.perf_counter() - started)
@@ -135,8 +140,10 @@ def measure(home: str, size: int) -> dict[str, Any]:
     result = {
         "size": size, "users": users, "stored": memory.store.count(),
         "first_recall_ms": percentiles_ms(cold), "random_user_ms": percentiles_ms(random_times),
+        "random_recalls": len(random_times), "random_users_asked": len(asked),
         "rss_mb": _rss_mb("VmRSS"), "peak_rss_mb": _rss_mb("VmHWM"),
         "cached_facts": cached, "index_cache_facts": memory.config.index_cache_facts,
+        "load": round(os.getloadavg()[0], 1),
     }  # fmt: skip
     memory.close()
     return result
@@ -193,14 +200,21 @@ def scale_cold(
     return results
 
 
+def _asked(run: dict[str, Any]) -> str:
+    if "random_recalls" not in run:  # measured before these were recorded
+        return f"{RANDOM_RECALLS:,}"
+    return f"{run['random_recalls']:,} ({run['random_users_asked']:,})"
+
+
 def render(results: dict[str, Any]) -> str:
     """The section as markdown."""
     headers = ["facts (synthetic)", "users", "first recall of a user p50 ms", "p95",
-               "random user p50 ms", "p95", "RSS MB", "peak RSS MB", "facts cached",
-               "build facts/s", "embedder"]  # fmt: skip
+               "random recalls (users asked)", "random user p50 ms", "p95", "RSS MB",
+               "peak RSS MB", "facts cached", "build facts/s", "load", "embedder"]  # fmt: skip
     rows = [[f"{r['size']:,}", f"{r['users']:,}", r["first_recall_ms"]["p50"],
-             r["first_recall_ms"]["p95"], r["random_user_ms"]["p50"], r["random_user_ms"]["p95"],
-             r["rss_mb"], r["peak_rss_mb"], f"{r['cached_facts']:,}", r["build_facts_per_s"],
+             r["first_recall_ms"]["p95"], _asked(r), r["random_user_ms"]["p50"],
+             r["random_user_ms"]["p95"], r["rss_mb"], r["peak_rss_mb"],
+             f"{r['cached_facts']:,}", r["build_facts_per_s"], r.get("load", "–"),
              f"hashing, {DIMENSION} d (no model)"] for r in results["runs"]]  # fmt: skip
     first = {r["size"]: r["first_recall_ms"]["p50"] for r in results["runs"]}
     growth = ""
@@ -217,8 +231,10 @@ def render(results: dict[str, Any]) -> str:
         "USE query embedding, a few ms, for the default embedder). In a fresh process "
         f"with the default `index_cache_facts`: {COLD_USERS} distinct users drawn at "
         "random, each recalled once (k=10), so each recall loads that user from Chroma; "
-        f"then {RANDOM_RECALLS:,} recalls of random users among all of them. RSS is that "
-        "process's after the recalls; 'facts cached' is what its index cache held.\n\n"
+        f"then as many recalls as there are users (at least {RANDOM_RECALLS:,}) of random "
+        "users among all of them. RSS is that process's after the recalls; 'facts cached' "
+        "is what its index cache held; 'load' is the machine's load average (1 min) when "
+        "the row was measured, on 2 cores: above 1, the latencies are crowded.\n\n"
         + markdown_table(headers, rows)
         + "\n\n![first recall against store size](img/scale_cold.png)\n\n"
         + growth

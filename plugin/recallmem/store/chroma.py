@@ -28,6 +28,7 @@ from recallmem.store.layout import Collections
 from recallmem.store.lock import HomeLock, acquire
 from recallmem.store.migration import Progress, legacy_metadata, migrate, pending_migration
 from recallmem.store.revisions import Revisions
+from recallmem.store.sqlite_indexes import add_lookup_indexes
 from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
@@ -59,6 +60,8 @@ def open_store(
             wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
             unapplied = report_unapplied(config.chroma_path)
         client = open_client(config)
+        if lock is not None:  # after the client: Chroma has created its tables by then
+            add_lookup_indexes(config.chroma_path)
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
             old = pending_migration(client, config.collection, config.chroma_url, allowed)
