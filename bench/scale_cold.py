@@ -17,7 +17,8 @@ and the plot docs/img/scale_cold.png; sizes already measured are kept, so a larg
 can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M. Building is
 what takes time (1M facts: about half an hour here); with ``$RECALLMEM_BENCH_CACHE``
 set, each size's home is kept there (resumed if a build was interrupted), so a re-run
-only measures.
+only measures (a measured home then carries the access times its recalls noted, as a
+store in use does).
 """
 
 from __future__ import annotations
