@@ -235,7 +235,9 @@ def render(results: dict[str, Any]) -> str:
         f"then as many recalls as there are users (at least {RANDOM_RECALLS:,}) of random "
         "users among all of them. RSS is that process's after the recalls; 'facts cached' "
         "is what its index cache held; 'load' is the machine's load average (1 min) when "
-        "the row was measured, on 2 cores: above 1, the latencies are crowded.\n\n"
+        "the row was measured, on 2 cores: above 1, the latencies are crowded. Building "
+        "is the slow part (1M facts: 45 minutes here): with `RECALLMEM_BENCH_CACHE=DIR` "
+        "the built homes are kept in DIR and a re-run only measures.\n\n"
         + markdown_table(headers, rows)
         + "\n\n![first recall against store size](img/scale_cold.png)\n\n"
         + growth
