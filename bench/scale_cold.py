@@ -7,18 +7,24 @@ home, then measured in a fresh process with the default ``index_cache_facts``:
 
 - *first recall of a user*: ``COLD_USERS`` distinct users drawn at random, each asked
   once, so each recall loads that user's index from Chroma;
-- *random users*: ``RANDOM_RECALLS`` recalls of users drawn at random from all of them,
-  after those; once the users outgrow the index cache, most of these load again;
+- *random users*: as many recalls as there are users (at least ``RANDOM_RECALLS``), of
+  users drawn at random from all of them, after those (10,000 at 1M facts); once the
+  users outgrow the index cache, most of these load again;
 - that process's RSS (current and peak), and the facts its index cache holds.
 
 ``python -m bench scale-cold [--max-facts N]`` writes its section of docs/benchmarks.md
 and the plot docs/img/scale_cold.png; sizes already measured are kept, so a large size
-can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M.
+can be run alone (``--min-facts``). ``--max-facts 10000000`` attempts 10M. Building is
+what takes time (1M facts: about half an hour here); with ``$RECALLMEM_BENCH_CACHE``
+set, each size's home is kept there (resumed if a build was interrupted), so a re-run
+only measures (a measured home then carries the access times its recalls noted, as a
+store in use does).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -38,6 +44,8 @@ COLD_USERS = 300
 RANDOM_RECALLS = 1_000
 DIMENSION = 512
 BUILD_BATCH = 2_000  # facts per bulk write: 20 users
+BUILT = "scale-cold-build.json"  # a home's build progress: facts written, seconds taken
+CACHE_ENV = "RECALLMEM_BENCH_CACHE"  # where built homes are kept between runs
 
 
 def _memory(home: str) -> Any:
@@ -48,27 +56,61 @@ def _memory(home: str) -> Any:
     return Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(dimension=DIMENSION))
 
 
-def build(home: str, size: int) -> dict[str, float]:
+def _fact_id(i: int) -> str:
+    # Deterministic: a resumed build rewrites a half-written batch by id (an upsert).
+    return f"{i:032x}"
+
+
+def build(home: str, size: int, *, done: int = 0, seconds: float = 0.0) -> dict[str, float]:
     """Store ``size`` facts, PER_USER per user, through the store's bulk write (what an
     import and a migration use: per-user collections and the id directory, no dedup);
-    the rate. remember_many would add its dedup and one call per user."""
+    the rate. remember_many would add its dedup and one call per user.
+
+    Resumes after ``done`` facts (written in ``seconds``): each batch's progress is
+    recorded in the home (:data:`BUILT`), so an interrupted build of a cached home goes
+    on where it stopped.
+    """
     import numpy as np
     from recallmem.types import Category, Fact
 
     memory = _memory(home)
-    started = time.perf_counter()
-    for first in range(0, size, BUILD_BATCH):
-        facts = [Fact(content=synthetic_fact(i), category=Category.CONTEXT,
-                      user_id=f"user-{i // PER_USER}") for i in range(first, first + BUILD_BATCH)]  # fmt: skip
+    started = time.perf_counter() - seconds
+    for first in range(done - done % BUILD_BATCH, size, BUILD_BATCH):
+        numbers = range(first, min(first + BUILD_BATCH, size))
+        facts = [Fact(id=_fact_id(i), content=synthetic_fact(i), category=Category.CONTEXT,
+                      user_id=f"user-{i // PER_USER}") for i in numbers]  # fmt: skip
         vectors = np.asarray(memory.embeddings.embed_documents([f.content for f in facts]),
                              dtype=np.float32)  # fmt: skip
         memory.store.upsert(facts, vectors)
+        elapsed = time.perf_counter() - started
+        _record_built(home, size, numbers[-1] + 1, elapsed)
         if (first // BUILD_BATCH) % 50 == 49:
-            done, elapsed = first + BUILD_BATCH, time.perf_counter() - started
-            print(f"  {done:,} facts, {done / elapsed:.0f}/s", flush=True)
+            print(f"  {numbers[-1] + 1:,} facts, {(numbers[-1] + 1) / elapsed:.0f}/s", flush=True)
     seconds = time.perf_counter() - started
     memory.close()
     return {"build_seconds": round(seconds, 1), "build_facts_per_s": round(size / seconds, 1)}
+
+
+def _record_built(home: str, size: int, done: int, seconds: float) -> None:
+    marker = Path(home) / BUILT
+    marker.write_text(json.dumps({"size": size, "done": done, "seconds": round(seconds, 1),
+                                  "per_user": PER_USER, "dimension": DIMENSION}))  # fmt: skip
+
+
+def cached_build(cache: Path, size: int) -> tuple[str, dict[str, float]]:
+    """The home of ``size`` facts under ``cache``, built (or its build finished) first;
+    with the build's rate, measured when it was built."""
+    home = cache / f"scale-cold-{size}-{PER_USER}-per-user-{DIMENSION}d"
+    home.mkdir(parents=True, exist_ok=True)
+    marker = home / BUILT
+    state = json.loads(marker.read_text()) if marker.exists() else {"done": 0, "seconds": 0.0}
+    if state["done"] < size:
+        print(f"scale-cold: building {size:,} facts in {home} (from {state['done']:,})",
+              flush=True)  # fmt: skip
+        return str(home), build(str(home), size, done=state["done"], seconds=state["seconds"])
+    print(f"scale-cold: reusing {size:,} facts built in {home}", flush=True)
+    return str(home), {"build_seconds": state["seconds"],
+                       "build_facts_per_s": round(size / state["seconds"], 1)}  # fmt: skip
 
 
 def _rss_mb(field: str) -> float:
@@ -88,9 +130,10 @@ def measure(home: str, size: int) -> dict[str, Any]:
         hits = memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
         cold.append(time.perf_counter() - started)
         assert all(h.fact.user_id == f"user-{user}" for h in hits)
-    random_times = []
-    for n in range(RANDOM_RECALLS):
+    random_times, asked = [], set()
+    for n in range(max(RANDOM_RECALLS, users)):
         user = rng.randrange(users)
+        asked.add(user)
         started = time.perf_counter()
         memory.recall(synthetic_query(n), user_id=f"user-{user}", k=10)
         random_times.append(time.perf_counter() - started)
@@ -98,30 +141,49 @@ def measure(home: str, size: int) -> dict[str, Any]:
     result = {
         "size": size, "users": users, "stored": memory.store.count(),
         "first_recall_ms": percentiles_ms(cold), "random_user_ms": percentiles_ms(random_times),
+        "random_recalls": len(random_times), "random_users_asked": len(asked),
         "rss_mb": _rss_mb("VmRSS"), "peak_rss_mb": _rss_mb("VmHWM"),
         "cached_facts": cached, "index_cache_facts": memory.config.index_cache_facts,
+        "load": round(os.getloadavg()[0], 1),
     }  # fmt: skip
     memory.close()
     return result
 
 
-def run_size(size: int) -> dict[str, Any]:
-    """Build one size in a fresh home, then measure it in a fresh process."""
+def run_size(size: int, cache: Path | None = None) -> dict[str, Any]:
+    """Build one size (in a fresh home, or reuse the one cached under ``cache``), then
+    measure it in a fresh process."""
+    if cache is not None:
+        home, built = cached_build(cache, size)
+        return {**_measure_in_child(home, size), **built}
     with tempfile.TemporaryDirectory(prefix="recallmem-scale-cold-") as home:
         print(f"scale-cold: building {size:,} facts", flush=True)
         built = build(home, size)
-        code = f"import json, sys; from bench.scale_cold import measure; print(json.dumps(measure({home!r}, {size})))"
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=False, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
-        if done.returncode:
-            raise RuntimeError(f"measuring {size:,} facts failed: {done.stderr[-2000:]}")
-        measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return {**measured, **built}
+        return {**_measure_in_child(home, size), **built}
 
 
-def scale_cold(min_facts: int = 0, max_facts: int = DEFAULT_MAX, write: bool = True) -> Any:
-    """Run the selected sizes; print and (optionally) write the section and the plot."""
-    runs = [run_size(s) for s in SIZES if min_facts <= s <= max_facts]
+def _measure_in_child(home: str, size: int) -> dict[str, Any]:
+    code = f"import json, sys; from bench.scale_cold import measure; print(json.dumps(measure({home!r}, {size})))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    if done.returncode:
+        raise RuntimeError(f"measuring {size:,} facts failed: {done.stderr[-2000:]}")
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def scale_cold(
+    min_facts: int = 0,
+    max_facts: int = DEFAULT_MAX,
+    write: bool = True,
+    cache: Path | None = None,
+) -> Any:
+    """Run the selected sizes; print and (optionally) write the section and the plot.
+    ``cache`` (default: $RECALLMEM_BENCH_CACHE, if set) keeps the built homes there, so a
+    re-run only measures."""
+    if cache is None and os.environ.get(CACHE_ENV):
+        cache = Path(os.environ[CACHE_ENV])
+    runs = [run_size(s, cache) for s in SIZES if min_facts <= s <= max_facts]
     try:
         saved = {r["size"]: r for r in load_results("scale_cold")["runs"]}
     except FileNotFoundError:
@@ -139,14 +201,21 @@ def scale_cold(min_facts: int = 0, max_facts: int = DEFAULT_MAX, write: bool = T
     return results
 
 
+def _asked(run: dict[str, Any]) -> str:
+    if "random_recalls" not in run:  # measured before these were recorded
+        return f"{RANDOM_RECALLS:,}"
+    return f"{run['random_recalls']:,} ({run['random_users_asked']:,})"
+
+
 def render(results: dict[str, Any]) -> str:
     """The section as markdown."""
     headers = ["facts (synthetic)", "users", "first recall of a user p50 ms", "p95",
-               "random user p50 ms", "p95", "RSS MB", "peak RSS MB", "facts cached",
-               "build facts/s", "embedder"]  # fmt: skip
+               "random recalls (users asked)", "random user p50 ms", "p95", "RSS MB",
+               "peak RSS MB", "facts cached", "build facts/s", "load", "embedder"]  # fmt: skip
     rows = [[f"{r['size']:,}", f"{r['users']:,}", r["first_recall_ms"]["p50"],
-             r["first_recall_ms"]["p95"], r["random_user_ms"]["p50"], r["random_user_ms"]["p95"],
-             r["rss_mb"], r["peak_rss_mb"], f"{r['cached_facts']:,}", r["build_facts_per_s"],
+             r["first_recall_ms"]["p95"], _asked(r), r["random_user_ms"]["p50"],
+             r["random_user_ms"]["p95"], r["rss_mb"], r["peak_rss_mb"],
+             f"{r['cached_facts']:,}", r["build_facts_per_s"], r.get("load", "–"),
              f"hashing, {DIMENSION} d (no model)"] for r in results["runs"]]  # fmt: skip
     first = {r["size"]: r["first_recall_ms"]["p50"] for r in results["runs"]}
     growth = ""
@@ -163,8 +232,12 @@ def render(results: dict[str, Any]) -> str:
         "USE query embedding, a few ms, for the default embedder). In a fresh process "
         f"with the default `index_cache_facts`: {COLD_USERS} distinct users drawn at "
         "random, each recalled once (k=10), so each recall loads that user from Chroma; "
-        f"then {RANDOM_RECALLS:,} recalls of random users among all of them. RSS is that "
-        "process's after the recalls; 'facts cached' is what its index cache held.\n\n"
+        f"then as many recalls as there are users (at least {RANDOM_RECALLS:,}) of random "
+        "users among all of them. RSS is that process's after the recalls; 'facts cached' "
+        "is what its index cache held; 'load' is the machine's load average (1 min) when "
+        "the row was measured, on 2 cores: above 1, the latencies are crowded. Building "
+        "is the slow part (1M facts: 45 minutes here): with `RECALLMEM_BENCH_CACHE=DIR` "
+        "the built homes are kept in DIR and a re-run only measures.\n\n"
         + markdown_table(headers, rows)
         + "\n\n![first recall against store size](img/scale_cold.png)\n\n"
         + growth

@@ -40,8 +40,9 @@ from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
 from recallmem.steps import remember_in_steps
 from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore, open_store
+from recallmem.store.chroma import FactStore
 from recallmem.store.intents import IntentLog
+from recallmem.store.opening import open_store
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")

@@ -61,7 +61,9 @@ class _Derived:
         self.pinned = np.fromiter((f.pinned for f in facts), bool, len(facts))
         self.alive = np.fromiter((last_alive(f).timestamp() for f in facts), np.float64, len(facts))
         self.until = np.fromiter((valid_until_ts(f) for f in facts), np.float64, len(facts))
-        self.cjk = np.fromiter((mostly_cjk(f.content) for f in facts), bool, len(facts))
+        # has_cjk first: one C-level search clears a text without CJK (most, in English).
+        self.cjk = np.fromiter((has_cjk(f.content) and mostly_cjk(f.content) for f in facts),
+                               bool, len(facts))  # fmt: skip
         self._contents = [f.content for f in facts]
 
     @cached_property

@@ -1,4 +1,5 @@
-"""The Chroma shell: opening the client, reading and writing facts, scopes and profiles.
+"""The Chroma shell: reading and writing facts, scopes and profiles (opened by
+:mod:`recallmem.store.opening`).
 
 Per prefix: a collection per user holding the user's facts with their vectors, the id
 directory ``<prefix>_ids`` (:mod:`recallmem.store.layout`), and ``<prefix>_scopes``
@@ -19,68 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from recallmem.config import MemoryConfig
 from recallmem.errors import EmbeddingMismatchError
-from recallmem.store.client import open_client
 from recallmem.store.codec import decode, encode, scope_where
 from recallmem.store.failures import check_room, store_errors
-from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
-from recallmem.store.lock import HomeLock, acquire
-from recallmem.store.migration import Progress, legacy_metadata, migrate, pending_migration
-from recallmem.store.rebuild import repair_shared_collections
+from recallmem.store.lock import HomeLock
+from recallmem.store.migration import legacy_metadata
 from recallmem.store.revisions import Revisions
 from recallmem.store.scrub import scrub_chroma
 from recallmem.store.segments import stored_facts
-from recallmem.store.unapplied import report_unapplied
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
 _READ_PAGE = 5000  # ids per get/delete: SQLite caps the variables of one query
 _WRITE_BATCH = 2000  # below Chroma's max batch size, large enough to amortise calls
 _WHOLE = ["documents", "metadatas", "embeddings"]
-
-
-def open_store(
-    config: MemoryConfig,
-    embedder: str,
-    dimension: int | None,
-    *,
-    migrate_now: bool | None = None,
-    progress: Progress | None = None,
-) -> FactStore:
-    """The fact store ``config`` names; an embedded one is first locked to this process
-    (:mod:`recallmem.store.lock`), and unlocked again if opening fails.
-
-    A store of the older layout is migrated first (``migrate_now``): by default an
-    embedded one (this process holds it alone), while a server's is refused with the
-    command to run, since other workers may be using it.
-    """
-    lock = None if config.chroma_url else acquire(config.home)
-    try:
-        unapplied = 0
-        if lock is not None:
-            wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
-            unapplied = report_unapplied(config.chroma_path)
-        client = open_client(config)
-        if lock is not None:
-            repair_shared_collections(client, config)
-        allowed = lock is not None if migrate_now is None else migrate_now
-        with store_errors("look for a store of the older layout", str(config.chroma_url)):
-            old = pending_migration(client, config.collection, config.chroma_url, allowed)
-        store = FactStore(
-            client, config.collection, embedder, dimension,
-            path=None if config.chroma_url else config.chroma_path, lock=lock,
-        )  # fmt: skip
-        if old is not None:
-            with store._errors("migrate the store to a collection per user"):
-                store.migrated = migrate(store.collections, progress)
-        store.unapplied_at_open = unapplied
-        return store
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
 
 
 def _close(client: Any, lock: HomeLock | None) -> None:

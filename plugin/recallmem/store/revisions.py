@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from recallmem.errors import StoreError
@@ -54,11 +54,21 @@ class Revisions:
         self._where = where
 
     def latest(self, user_id: str) -> int:
-        """The number of the user's last write (0 if the user never wrote)."""
+        """The number of the user's last write (0 if the user never wrote).
+
+        One read answers for a user of fewer than ``_PROBE`` writes (a cold user's load
+        pays one round trip, not two): the head and the first numbers together.
+        """
+        head_id, numbers = _head_id(user_id), range(1, 1 + _PROBE)
         with store_errors("read a revision head", self._where):
-            got = self._records.get(ids=[_head_id(user_id)], include=["metadatas"])
-        head = int(got["metadatas"][0]["seq"]) if got["metadatas"] else 0
-        return self._last_claimed(user_id, head)
+            got = self._records.get(ids=[head_id, *(_slot_id(user_id, n) for n in numbers)],
+                                    include=["metadatas"])  # fmt: skip
+        found = dict(zip(got["ids"], got["metadatas"], strict=True))
+        head = int(found[head_id]["seq"]) if head_id in found else 0
+        run = _run(user_id, numbers, found)
+        if run < _PROBE and head <= run:
+            return run
+        return self._last_claimed(user_id, max(head, run))
 
     def is_current(self, user_id: str, revision: int) -> bool:
         """Whether an index reflecting writes up to ``revision`` misses none."""
@@ -138,9 +148,7 @@ class Revisions:
         """The last claimed number, looking upward from ``after`` (claimed, or 0)."""
         while True:
             numbers = range(after + 1, after + 1 + _PROBE)
-            found = self._claimed([_slot_id(user_id, n) for n in numbers])
-            run = next((i for i, n in enumerate(numbers) if _slot_id(user_id, n) not in found),
-                       _PROBE)  # fmt: skip
+            run = _run(user_id, numbers, self._claimed([_slot_id(user_id, n) for n in numbers]))
             if run < _PROBE:
                 return after + run
             after += _PROBE
@@ -148,6 +156,12 @@ class Revisions:
     def _claimed(self, ids: list[str]) -> set[str]:
         with store_errors("read revision records", self._where):
             return set(self._records.get(ids=ids, include=[])["ids"])
+
+
+def _run(user_id: str, numbers: range, found: Collection[str]) -> int:
+    """How many of ``numbers``, from the first, are claimed (their ids in ``found``)."""
+    missing = (i for i, n in enumerate(numbers) if _slot_id(user_id, n) not in found)
+    return next(missing, len(numbers))
 
 
 def _slot_id(user_id: str, number: int) -> str:

@@ -19,12 +19,15 @@ from recallmem.store.scrub import CHROMA_FILE
 
 log = logging.getLogger("recallmem.store")
 
+# A log row's topic ends with its collection's id (a UUID, 36 characters): matched by
+# the collections' primary key, not by a LIKE that compared every row with every collection
+# (a collection per user made that quadratic in the number of users).
 _COUNT = """
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=30)
 print(db.execute('''
 SELECT COUNT(*) FROM embeddings_queue q
-JOIN collections c ON q.topic LIKE '%/' || c.id
+JOIN collections c ON c.id = substr(q.topic, -36)
 JOIN segments s ON s.collection = c.id AND s.scope = 'METADATA'
 LEFT JOIN max_seq_id m ON m.segment_id = s.id
 WHERE q.seq_id > COALESCE(m.seq_id, 0)''').fetchone()[0])
