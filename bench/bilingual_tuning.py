@@ -11,11 +11,12 @@ last line is embedded as ``recall`` embeds it (through the run's vector cache).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
 from recallmem.embedders import normalize_rows
-from recallmem.retrieval.fusion import Scope, dialogue_tail, nearest_cosine, relevance
+from recallmem.retrieval.fusion import Scope, Scored, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights
@@ -52,6 +53,39 @@ def _index(candidates: Candidates) -> tuple[LexicalIndex, np.ndarray]:
     return _INDEXES[key]
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """One question scored over one benchmark user as ``recall`` scores it: the scores
+    with their parts and weights, the dense cosine, and which facts are in the query's
+    script (what ``bench.bilingual_learned`` reads its features from)."""
+
+    scored: Scored
+    cosine: np.ndarray
+    same_script: np.ndarray
+    one_line: bool
+
+
+def score_with(weights: Weights, candidates: Candidates, asked: Asked, now: datetime) -> Scoring:
+    """Score one question over one user's candidates with ``weights``, asked at ``now``."""
+    lexical, cjk = _index(candidates)
+    text = asked.question.text
+    lexicon: Lexicon | None = default_lexicon() if has_cjk(text) or bool(cjk.any()) else None
+    size = len(candidates.texts)
+    tail = _tail_vector(text)
+    cosine = nearest_cosine(candidates.vectors, asked.vector, tail).astype(np.float32)
+    scope = Scope(
+        cosine=cosine,
+        cjk=cjk,
+        age_days=np.zeros(size),
+        confidence=np.ones(size, dtype=np.float32),
+        said_at=candidates.said_at,
+        rows=np.arange(size),
+    )
+    window = mentioned_window(text, now)
+    scored = relevance(text, scope, lexical, lexicon, weights, window)
+    return Scoring(scored, cosine, cjk == mostly_cjk(text), tail is None)
+
+
 def rank_with(
     weights: Weights, now: datetime | None = None
 ) -> Callable[[Candidates, Asked], np.ndarray]:
@@ -60,21 +94,7 @@ def rank_with(
     asked_now = now or datetime.now(UTC)
 
     def rank(candidates: Candidates, asked: Asked) -> np.ndarray:
-        lexical, cjk = _index(candidates)
-        text = asked.question.text
-        lexicon: Lexicon | None = default_lexicon() if has_cjk(text) or bool(cjk.any()) else None
-        size = len(candidates.texts)
-        cosine = nearest_cosine(candidates.vectors, asked.vector, _tail_vector(text))
-        scope = Scope(
-            cosine=cosine.astype(np.float32),
-            cjk=cjk,
-            age_days=np.zeros(size),
-            confidence=np.ones(size, dtype=np.float32),
-            said_at=candidates.said_at,
-            rows=np.arange(size),
-        )
-        window = mentioned_window(text, asked_now)
-        return relevance(text, scope, lexical, lexicon, weights, window).scores
+        return score_with(weights, candidates, asked, asked_now).scored.scores
 
     return rank
 

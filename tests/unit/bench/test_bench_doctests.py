@@ -7,6 +7,7 @@ import pytest
 
 MODULES = [
     "bench.bilingual_data",
+    "bench.bilingual_features",
     "bench.bilingual_metrics",
     "bench.data",
     "bench.metrics",
