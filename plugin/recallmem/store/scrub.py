@@ -14,9 +14,8 @@ and the free pages of the database file. So after a purge:
 - The vector index directory of every segment Chroma no longer lists (a dropped
   collection's: Chroma 1.5 leaves it on disk) is removed.
 
-Chroma's Rust core links its own SQLite. Two SQLite libraries in one process corrupt a
-database (each drops the other's POSIX locks), so Chroma's file is scrubbed by a short
-child process that only runs the SQL below. The extraction queue belongs to Python's
+Chroma's file is scrubbed by a short child process that only runs the SQL below
+(store/sqlite_child.py says why). The extraction queue belongs to Python's
 ``sqlite3`` and is scrubbed in-process.
 """
 
@@ -25,11 +24,11 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 from recallmem.errors import StoreError
+from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
 
 _CHROMA_SCRUB = """
 import sqlite3, sys
@@ -66,16 +65,10 @@ def scrub_chroma(chroma_path: Path) -> None:
     # its directory, so a directory seen here and not listed there is a dropped one.
     directories = [p for p in chroma_path.iterdir() if _SEGMENT_DIR.fullmatch(p.name)]
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _CHROMA_SCRUB, str(database)],
-            capture_output=True, text=True, timeout=SCRUB_TIMEOUT_SECONDS,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        printed = run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
+    except ChildProcessFailedError as exc:
         raise StoreError(_unscrubbed(database, str(exc))) from exc
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise StoreError(_unscrubbed(database, lines[-1] if lines else f"exit {done.returncode}"))
-    segments = set(done.stdout.split())
+    segments = set(printed.split())
     for directory in directories:
         if directory.name not in segments:
             shutil.rmtree(directory, ignore_errors=True)

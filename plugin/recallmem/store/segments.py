@@ -7,21 +7,18 @@ first). The records themselves are intact in Chroma's metadata segment, so maint
 rebuilds the collection from them (docs/architecture.md, "Crashes"). This module reads
 them: the metadata segment's rows, then the log rows that segment had not applied yet.
 
-As for the scrub (store/scrub.py), Chroma's file is read by a short child process:
-Chroma's Rust core links its own SQLite, and two SQLite libraries in one process drop
-each other's locks.
+Chroma's file is read by a short child process (store/sqlite_child.py says why).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from recallmem.errors import StoreError
 from recallmem.store.codec import decode
+from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
 from recallmem.types import Fact
 
 DOCUMENT_KEY = "chroma:document"  # where Chroma keeps a record's document among its metadata
@@ -48,8 +45,8 @@ for rid, key, text, number, real, flag in db.execute(
                        else number if number is not None else real)
 applied = db.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segment,)).fetchone()
 log = db.execute(
-    "SELECT operation, id, metadata FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ? "
-    "ORDER BY seq_id", ("%/" + collection, applied[0] if applied else 0)).fetchall()
+    "SELECT operation, id, metadata FROM embeddings_queue WHERE substr(topic, -36) = ? "
+    "AND seq_id > ? ORDER BY seq_id", (collection, applied[0] if applied else 0)).fetchall()
 print(json.dumps({"records": records, "log": log}))
 """
 
@@ -72,16 +69,10 @@ def read_collection(chroma_path: Path, name: str) -> dict[str, dict[str, Any]]:
     database cannot be read."""
     database = chroma_path / "chroma.sqlite3"
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _READ, str(database), name],
-            capture_output=True, text=True, timeout=_READ_TIMEOUT_SECONDS,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        printed = run_child(_READ, str(database), name, timeout=_READ_TIMEOUT_SECONDS)
+    except ChildProcessFailedError as exc:
         raise StoreError(_unreadable(database, str(exc))) from exc
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise StoreError(_unreadable(database, lines[-1] if lines else f"exit {done.returncode}"))
-    raw = json.loads(done.stdout)
+    raw = json.loads(printed)
     records: dict[str, dict[str, Any]] = raw.get("records", {})
     for operation, record_id, metadata in raw.get("log", []):
         apply_log_row(records, operation, record_id, json.loads(metadata) if metadata else {})

@@ -24,11 +24,11 @@ statements (docs/deployment.md).
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 from pathlib import Path
 
 from recallmem.store.scrub import CHROMA_FILE
+from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
 
 log = logging.getLogger("recallmem.store")
 
@@ -69,14 +69,10 @@ def add_lookup_indexes(chroma_path: Path) -> bool:
 def _add(database: Path) -> str:
     """Run the statements on ``database`` in a child process; what failed, or ''."""
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _ADD, str(database), *index_statements()],
-            capture_output=True, text=True, timeout=ADD_TIMEOUT_SECONDS,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        run_child(_ADD, str(database), *index_statements(), timeout=ADD_TIMEOUT_SECONDS)
+    except ChildProcessFailedError as exc:
         return str(exc)
-    lines = done.stderr.strip().splitlines()
-    return (lines[-1] if lines else f"exit {done.returncode}") if done.returncode else ""
+    return ""
 
 
 def main(argv: list[str]) -> int:

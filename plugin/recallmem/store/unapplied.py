@@ -11,11 +11,10 @@ read-only, before Chroma opens the file (Chroma links its own SQLite; see scrub)
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
 from pathlib import Path
 
 from recallmem.store.scrub import CHROMA_FILE
+from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
 
 log = logging.getLogger("recallmem.store")
 
@@ -41,12 +40,8 @@ def count_unapplied(chroma_path: Path) -> int:
     if not database.exists():
         return 0
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _COUNT, str(database)],
-            capture_output=True, text=True, timeout=COUNT_TIMEOUT_SECONDS,
-        )  # fmt: skip
-        return int(done.stdout.strip()) if done.returncode == 0 else 0
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return int(run_child(_COUNT, str(database), timeout=COUNT_TIMEOUT_SECONDS).strip())
+    except (ChildProcessFailedError, ValueError):
         return 0
 
 
