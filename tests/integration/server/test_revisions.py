@@ -18,7 +18,7 @@ import test_store_contract as contract
 from coherence import USER, run
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
-from recallmem.store.chroma import open_client
+from recallmem.store.client import open_client
 from recallmem.store.revisions import HEAD_EVERY, Revisions
 from recallmem.testing import HashingEmbeddings
 from test_store_contract import CHROMA_URL, STORES, Opener, close_chroma_http_sessions, needs_server
