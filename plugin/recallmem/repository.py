@@ -220,6 +220,7 @@ class FactRepository:
 
     @contextmanager
     def _writing(self, user_id: str) -> Iterator[UserIndex]:
+        self.store.refuse_if_full()
         with self._locked(user_id):
             yield self.index(user_id)
 

@@ -12,17 +12,24 @@ back to its default embedding function, which would try to download a model.
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from recallmem.errors import EmbeddingMismatchError
+from recallmem.errors import DiskFullError, EmbeddingMismatchError
 from recallmem.store.codec import decode, encode, scope_where
-from recallmem.store.failures import check_room, store_errors
+from recallmem.store.failures import (
+    DISK_RESERVE_BYTES,
+    check_room,
+    disk_full_message,
+    store_errors,
+)
 from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
 from recallmem.store.lock import HomeLock
 from recallmem.store.migration import legacy_metadata
@@ -76,6 +83,7 @@ class FactStore:
         self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
         self._scrub_lock = threading.Lock()
+        self.disk_full = False  # a call found the disk full (refuse_if_full)
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
         metadata: dict[str, Any] = {"embedding_model": embedder}
@@ -95,8 +103,22 @@ class FactStore:
         if dimension is not None:
             self.check_dimension(dimension)
 
-    def _errors(self, action: str) -> Any:
-        return store_errors(action, self.where)
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            with store_errors(action, self.where):
+                yield
+        except DiskFullError:
+            self.disk_full = True
+            raise
+
+    def refuse_if_full(self) -> None:
+        """Refuse a write before anything is read while the disk a call found full is
+        still short of room: asked again on a full disk, Chroma can hang, not fail."""
+        if self.disk_full and self.path is not None:
+            if shutil.disk_usage(self.path).free < 2 * DISK_RESERVE_BYTES:
+                raise DiskFullError(disk_full_message(self.where, "write", "no room yet"))
+            self.disk_full = False
 
     def close(self) -> None:
         """Release the Chroma client and this process's lock on the home (idempotent)."""
