@@ -91,7 +91,7 @@ class FactStore:
             metadata["embedding_dim"] = dimension
         with self._errors("open the recallmem collections"):
             metadata = legacy_metadata(client, prefix) or metadata  # what a store recorded
-            self.collections = Collections(client, prefix, metadata)
+            self.collections = Collections(client, prefix, metadata, path)
             self._scopes = client.get_or_create_collection(
                 f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from recallmem.store.segments import vector_index_dir
 
 DIRECTORY_SUFFIX = "_ids"
 SCOPES_SUFFIX = "_scopes"  # revisions and profiles (store/revisions.py, store/chroma.py)
@@ -59,9 +63,12 @@ class Collections:
     Reading never creates a collection (a user who never wrote has none); writing does.
     """
 
-    def __init__(self, client: Any, prefix: str, metadata: Mapping[str, Any]) -> None:
+    def __init__(
+        self, client: Any, prefix: str, metadata: Mapping[str, Any], path: Path | None = None
+    ) -> None:
         self.client = client
         self.prefix = prefix
+        self.path = path  # the embedded database's directory (None for a Chroma server)
         self.directory = client.get_or_create_collection(
             prefix + DIRECTORY_SUFFIX, embedding_function=None,
             metadata={**metadata, "layout": LAYOUT_VERSION},
@@ -98,8 +105,11 @@ class Collections:
         name = user_collection(self.prefix, user_id)
         with self._guard:
             self._handles.pop(name, None)
+        index_dir = vector_index_dir(self.path, name) if self.path is not None else None
         with contextlib.suppress(NotFoundError):
             self.client.delete_collection(name)
+        if index_dir is not None:  # Chroma 1.5 leaves a dropped collection's files
+            shutil.rmtree(index_dir, ignore_errors=True)
 
     def _cached(self, name: str) -> Any | None:
         with self._guard:

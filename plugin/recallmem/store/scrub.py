@@ -11,8 +11,6 @@ and the free pages of the database file. So after a purge:
   needed for that replay and hold no text.
 - The full-text index is merged (``optimize``), which drops deleted entries.
 - ``VACUUM`` rewrites the file without free pages.
-- The vector index directory of every segment Chroma no longer lists (a dropped
-  collection's: Chroma 1.5 leaves it on disk) is removed.
 
 Chroma's file is scrubbed by a short child process that only runs the SQL below
 (store/sqlite_child.py says why). The extraction queue belongs to Python's
@@ -21,8 +19,6 @@ Chroma's file is scrubbed by a short child process that only runs the SQL below
 
 from __future__ import annotations
 
-import re
-import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -47,13 +43,10 @@ WHERE operation != 3 AND metadata IS NOT NULL AND metadata != '{}' AND EXISTS (
 db.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
 db.execute("COMMIT")
 db.execute("VACUUM")
-for (segment,) in db.execute("SELECT id FROM segments"):
-    print(segment)
 db.close()
 """
 CHROMA_FILE = "chroma.sqlite3"
 SCRUB_TIMEOUT_SECONDS = 600.0
-_SEGMENT_DIR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def scrub_chroma(chroma_path: Path) -> None:
@@ -61,17 +54,10 @@ def scrub_chroma(chroma_path: Path) -> None:
     database = chroma_path / CHROMA_FILE
     if not database.exists():
         return
-    # Listed before Chroma's segments are read: Chroma records a segment before it makes
-    # its directory, so a directory seen here and not listed there is a dropped one.
-    directories = [p for p in chroma_path.iterdir() if _SEGMENT_DIR.fullmatch(p.name)]
     try:
-        printed = run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
+        run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
     except ChildProcessFailedError as exc:
         raise StoreError(_unscrubbed(database, str(exc))) from exc
-    segments = set(printed.split())
-    for directory in directories:
-        if directory.name not in segments:
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 def scrub_sqlite(path: Path) -> None:

@@ -51,6 +51,27 @@ print(json.dumps({"records": records, "log": log}))
 """
 
 
+_VECTOR_SEGMENT = """
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=60)
+for (segment,) in db.execute(
+        "SELECT s.id FROM collections c JOIN segments s ON s.collection = c.id "
+        "WHERE c.name = ? AND s.scope = 'VECTOR'", (sys.argv[2],)):
+    print(segment)
+"""
+
+
+def vector_index_dir(chroma_path: Path, name: str) -> Path | None:
+    """The directory of collection ``name``'s vector index files (None if it has none):
+    Chroma 1.5 leaves it on disk when the collection is dropped."""
+    try:
+        printed = run_child(_VECTOR_SEGMENT, str(chroma_path / "chroma.sqlite3"), name,
+                            timeout=_READ_TIMEOUT_SECONDS).split()  # fmt: skip
+    except ChildProcessFailedError:
+        return None
+    return chroma_path / printed[0] if printed else None
+
+
 def stored_facts(chroma_path: Path | None, name: str, user_id: str) -> list[Fact]:
     """The user's facts in collection ``name`` of the embedded store at ``chroma_path``."""
     if chroma_path is None:
