@@ -1,6 +1,6 @@
 """Consolidation plans journaled before they are applied: one file per user in the home.
 
-A plan is written whole (temporary file, fsync, rename) before its first record is
+A plan is written whole (store/durable.py) before its first record is
 stored, and removed once every record is; a plan left by a crash is applied at the
 user's next consolidation without calling the model again. One user is consolidated
 by one run at a time (:meth:`JournalFiles.running`). Applying a plan twice
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from recallmem.extraction.plan import Plan
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Refusal
+from recallmem.store.durable import write_durably
 from recallmem.types import TokenUsage
 
 
@@ -74,13 +74,7 @@ class JournalFiles:
     def record(self, journal: MergeJournal) -> None:
         """Write the journal durably before any of its records is stored."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self._path(journal.plan.user_id)
-        temporary = path.with_suffix(".tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            handle.write(journal.model_dump_json())
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.replace(path)
+        write_durably(self._path(journal.plan.user_id), journal.model_dump_json().encode())
 
     def done(self, user_id: str) -> None:
         """Forget the user's journal once all of it is stored."""

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recallmem.store.durable import sync_directory, write_durably
 from recallmem.types import Fact, Profile
 
 INTENTS_DIR = "intents"
@@ -62,21 +63,15 @@ class IntentLog:
         }
         body = json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n"
         body += np.ascontiguousarray(vectors, dtype=np.float32).tobytes()
-        temporary = self.directory / f".{name}.tmp"
         final = self.directory / f"{name}{_SUFFIX}"
-        try:
-            _write_synced(temporary, body)
-            os.rename(temporary, final)
-            _sync_directory(self.directory)
-        finally:
-            temporary.unlink(missing_ok=True)
+        write_durably(final, body)
         return Intent(final, list(facts), vectors, list(profiles))
 
     def done(self, intent: Intent) -> None:
         """The intent's rows are all written: remove it."""
         intent.path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
-            _sync_directory(self.directory)
+            sync_directory(self.directory)
 
     @contextlib.contextmanager
     def claimed(self, path: Path) -> Iterator[bool]:
@@ -132,22 +127,3 @@ class IntentLog:
         if len(facts) != shape[0]:
             raise ValueError(f"{path}: {len(facts)} facts but {shape[0]} vectors")
         return Intent(path, facts, vectors, profiles)
-
-
-def _write_synced(path: Path, body: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

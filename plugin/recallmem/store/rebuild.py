@@ -5,7 +5,7 @@ records are looked up by id and carry a constant vector. When Chroma cannot read
 of them (its vector index files were saved, and the process killed before their id map
 was: store/segments.py), every lookup of every user fails. So an embedded store checks
 both when it opens and rebuilds a broken one from Chroma's records: the records are
-journaled to ``<home>/rebuilds/<collection>.json`` (temporary file, fsync, rename), the
+journaled to ``<home>/rebuilds/<collection>.json`` (store/durable.py), the
 collection is dropped and created again, the records written back, and the journal
 removed. A journal found at the next open (a crash in between) is finished first.
 A user's own collection is rebuilt by maintenance instead (its records are embedded).
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.store.durable import write_durably
 from recallmem.store.failures import is_broken_index, store_errors
 from recallmem.store.layout import DIRECTORY_HNSW, DIRECTORY_SUFFIX, SCOPES_SUFFIX
 from recallmem.store.segments import DOCUMENT_KEY, read_collection
@@ -83,12 +83,7 @@ def _journal(client: Any, chroma_path: Path, journals: Path, name: str, configur
         "records": records,
     }
     journals.mkdir(parents=True, exist_ok=True)
-    temporary = journals / f"{name}.json.tmp"
-    with temporary.open("w", encoding="utf-8") as out:
-        json.dump(body, out)
-        out.flush()
-        os.fsync(out.fileno())
-    temporary.replace(journals / f"{name}.json")
+    write_durably(journals / f"{name}.json", json.dumps(body).encode("utf-8"))
 
 
 def _finish(client: Any, journal: Path) -> str:
