@@ -57,6 +57,18 @@ def user_collection(prefix: str, user_id: str) -> str:
     return f"{prefix}_u{digest}"
 
 
+def drop_collection(client: Any, path: Path | None, name: str) -> None:
+    """Delete collection ``name``, if it exists, without reading it, and in an embedded
+    store at ``path`` its vector index files, which Chroma 1.5 leaves on disk."""
+    from chromadb.errors import NotFoundError
+
+    index_dir = vector_index_dir(path, name) if path is not None else None
+    with contextlib.suppress(NotFoundError):
+        client.delete_collection(name)
+    if index_dir is not None:
+        shutil.rmtree(index_dir, ignore_errors=True)
+
+
 class Collections:
     """The store's collections: the id directory, and each user's, opened on demand.
 
@@ -100,16 +112,10 @@ class Collections:
 
     def drop(self, user_id: str) -> None:
         """Delete the user's collection whole, if there is one, without reading it."""
-        from chromadb.errors import NotFoundError
-
         name = user_collection(self.prefix, user_id)
         with self._guard:
             self._handles.pop(name, None)
-        index_dir = vector_index_dir(self.path, name) if self.path is not None else None
-        with contextlib.suppress(NotFoundError):
-            self.client.delete_collection(name)
-        if index_dir is not None:  # Chroma 1.5 leaves a dropped collection's files
-            shutil.rmtree(index_dir, ignore_errors=True)
+        drop_collection(self.client, self.path, name)
 
     def _cached(self, name: str) -> Any | None:
         with self._guard:

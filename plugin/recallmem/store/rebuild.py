@@ -22,7 +22,12 @@ from typing import Any
 from recallmem.config import MemoryConfig
 from recallmem.store.durable import write_durably
 from recallmem.store.failures import is_broken_index, store_errors
-from recallmem.store.layout import DIRECTORY_HNSW, DIRECTORY_SUFFIX, SCOPES_SUFFIX
+from recallmem.store.layout import (
+    DIRECTORY_HNSW,
+    DIRECTORY_SUFFIX,
+    SCOPES_SUFFIX,
+    drop_collection,
+)
 from recallmem.store.segments import DOCUMENT_KEY, read_collection
 
 log = logging.getLogger("recallmem.store")
@@ -55,7 +60,7 @@ def repair_shared(
             log.warning("recallmem: rebuilding collection %s from its records: a crash left "
                         "its vector index inconsistent with them", name)  # fmt: skip
             _journal(client, chroma_path, journals, name, configuration)
-            client.delete_collection(name)
+            drop_collection(client, chroma_path, name)
             done.append(_finish(client, journals / f"{name}.json"))
     return done
 
