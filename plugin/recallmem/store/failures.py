@@ -26,7 +26,8 @@ WRITE_AMPLIFICATION = 8
 _DISK_FULL_TEXT = ("database or disk is full", "no space left on device", "disk is full")
 # What Chroma 1.5 says of a collection whose vector index files were saved by a process
 # killed before it saved their id map and log position: replaying the log then deletes
-# or reads labels the files no longer hold (docs/architecture.md, "Crashes").
+# or reads labels the files no longer hold (docs/architecture.md, "A vector index a
+# crash left behind its records").
 _BROKEN_INDEX_TEXT = (
     "failed to apply logs to the hnsw segment",
     "error getting embedding",
