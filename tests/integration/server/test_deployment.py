@@ -12,13 +12,13 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from coherence import marker as note_marker
 from test_store_contract import free_port
 
 BIN = Path(sys.executable).parent
@@ -112,7 +112,7 @@ def test_workers_behind_one_port_share_one_memory(deployment: tuple[Chroma, str,
     stale, rounds = [], 12
     for n in range(rounds):  # alternate: write on one service, read on the other
         writer, reader = (pooled, single) if n % 2 == 0 else (single, pooled)
-        marker = uuid.uuid4().hex
+        marker = note_marker()
         created = ask("POST", f"{writer}/v1/users/{USER}/facts",
                       json={"content": f"Note {n} says {marker}", "category": "context"})  # fmt: skip
         assert created.status_code == 201, created.text
