@@ -17,6 +17,7 @@ import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
 from recallmem.store.lock import HomeLock
 from recallmem.store.migration import legacy_metadata
 from recallmem.store.revisions import Revisions
+from recallmem.store.saved_index import read_saved
 from recallmem.store.scrub import scrub_chroma
 from recallmem.store.segments import stored_facts
 from recallmem.types import Fact, Profile
@@ -227,12 +229,10 @@ class FactStore:
         while collection is not None:
             action = f"read the facts of user {user_id!r}"
             with store_errors(action, self.where, collection=collection.name):
-                page = collection.get(
-                    where=scope_where(user_id),
-                    include=_WHOLE,
-                    limit=self.read_page,
-                    offset=self.read_page * len(pages),
-                )
+                page = read_saved(collection, partial(
+                    collection.get, where=scope_where(user_id), include=_WHOLE,
+                    limit=self.read_page, offset=self.read_page * len(pages),
+                ))  # fmt: skip
             pages.append(page)
             if len(page["ids"]) < self.read_page:
                 break
@@ -248,10 +248,10 @@ class FactStore:
         pages = []
         for start in range(0, len(ids) if collection is not None else 0, self.read_page):
             with self._errors("read facts from Chroma"):
-                pages.append(
-                    collection.get(ids=list(ids[start : start + self.read_page]),
-                                   where=scope_where(user_id), include=include)
-                )  # fmt: skip
+                pages.append(read_saved(collection, partial(
+                    collection.get, ids=list(ids[start : start + self.read_page]),
+                    where=scope_where(user_id), include=include,
+                )))  # fmt: skip
         return pages
 
     def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:

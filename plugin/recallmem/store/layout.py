@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recallmem.store.saved_index import USER_HNSW, upgrade
 from recallmem.store.segments import vector_index_dir
 
 DIRECTORY_SUFFIX = "_ids"
@@ -31,21 +32,6 @@ SCOPES_SUFFIX = "_scopes"  # revisions and profiles (store/revisions.py, store/c
 LEGACY_FACTS_SUFFIX = "_facts"  # the single collection of every user's facts (layout 1)
 LAYOUT_VERSION = 2
 _DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only
-# Recall never searches Chroma's vector index (each process ranks a user's facts in its
-# own index, docs/architecture.md); Chroma keeps it anyway and pays for building it on
-# every write. A sparse graph built with a short search made a 100-fact upsert into 50k
-# facts 2.2x faster here (143 against 313 ms); the vectors are stored exactly either way.
-# Chroma persists a collection's vector index, and drops its log, every sync_threshold
-# records; until then each process replays the log at its first touch of the
-# collection (the log has no index by collection, and that open grows with the store).
-# At Chroma's default (1,000) every user of fewer facts stayed in the log: a cold open
-# took 66 ms at 10k facts and 324 ms at 100k, against 16 and 15 ms when users are synced
-# (bench/layout_options.py). At 10 a user leaves at most 9 rows there; at 1, 100-fact
-# upserts cost 1.5-2x more (persisting after every record).
-USER_HNSW = {
-    "space": "cosine", "ef_construction": 10, "max_neighbors": 4,
-    "sync_threshold": 10, "batch_size": 10,
-}  # fmt: skip
 DIRECTORY_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 _HANDLES = 1024  # collection handles kept per process (a few hundred bytes each)
 
@@ -93,9 +79,9 @@ class Collections:
     def writable(self, user_id: str) -> Any:
         """The user's collection, created if it does not exist."""
         name = user_collection(self.prefix, user_id)
-        return self._cached(name) or self._keep(name, self.client.get_or_create_collection(
+        return self._cached(name) or self._keep(name, upgrade(self.client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": USER_HNSW}
-        ))  # fmt: skip
+        )))  # fmt: skip
 
     def of(self, user_id: str) -> Any | None:
         """The user's collection; None if the user never wrote (nothing is created)."""

@@ -17,16 +17,19 @@ import pytest
 from helpers import python
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import BrokenIndexError
-from recallmem.store.segments import apply_log_row
+from recallmem.store.layout import user_collection
+from recallmem.store.segments import apply_log_row, vector_index_dir
 from recallmem.testing import HashingEmbeddings
 
 ID_MAP = "index_metadata.pickle"
 INDEX_FILES = ("data_level0.bin", "header.bin", "length.bin", "link_lists.bin")
 
 
-def persisted_indexes(home: Path) -> list[Path]:
-    """The vector index directories Chroma has saved with an id map."""
-    return [d for d in (home / "chroma").iterdir() if (d / ID_MAP).is_file()]
+def index_of(home: Path, user_id: str) -> Path:
+    """The directory of the user's vector index files, saved with their id map."""
+    found = vector_index_dir(home / "chroma", user_collection(MemoryConfig().collection, user_id))
+    assert found is not None and (found / ID_MAP).is_file()
+    return found
 
 
 def open_memory(home: Path) -> Memory:
@@ -48,7 +51,7 @@ def crashed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     with open_memory(later) as memory:  # the write the crash interrupts
         for fact in stored[:30]:
             memory.forget(fact.id, user_id="ada", purge=True)
-    [index] = persisted_indexes(home)  # ada's is the only one past Chroma's sync threshold
+    index = index_of(home, "ada")
     for name in INDEX_FILES:
         shutil.copyfile(later / "chroma" / index.name / name, index / name)
     return home, {f.id: f.content for f in stored}
@@ -70,7 +73,7 @@ def test_maintenance_rebuilds_the_user_from_the_records_and_loses_nothing(
     crashed: tuple[Path, dict[str, str]],
 ) -> None:
     home, stored = crashed
-    broken = {d.name for d in persisted_indexes(home)}
+    broken = index_of(home, "ada")
     with open_memory(home) as memory:
         report = memory.maintain(user_id="ada")
         assert report.repaired == ("ada",)
@@ -78,7 +81,7 @@ def test_maintenance_rebuilds_the_user_from_the_records_and_loses_nothing(
         [hit, *_] = memory.recall("Fact 33 about Wibblequax", user_id="ada")
         assert hit.fact.content == "Fact 33 about Wibblequax"
         assert memory.maintain(user_id="ada").repaired == ()  # nothing left to rebuild
-    assert not broken & {d.name for d in (home / "chroma").iterdir()}  # old files removed
+    assert not broken.exists()  # old files removed
     with open_memory(home) as memory:
         assert len(memory.list(user_id="ada", limit=200)) == 50
         assert memory.store.count() == 51
@@ -88,7 +91,7 @@ def test_forget_me_erases_a_broken_user_without_reading_it(
     crashed: tuple[Path, dict[str, str]],
 ) -> None:
     home, _ = crashed
-    [broken] = persisted_indexes(home)
+    broken = index_of(home, "ada")
     with open_memory(home) as memory:
         assert memory.forget(user_id="ada", purge=True) == 50
         assert memory.list(user_id="ada", status=None) == []

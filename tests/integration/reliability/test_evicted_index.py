@@ -1,0 +1,88 @@
+"""Users of few facts stay readable after Chroma evicts their vector index from memory.
+
+Chroma keeps ``CHROMA_OPEN_INDEXES`` collections' vector indexes in memory and loads an
+evicted one back from disk; an index never saved there cannot be loaded, and before
+``store/saved_index.py`` every recall of such a user failed ("Nothing found on disk")
+until the process restarted. These tests touch more users than the cache holds, then
+read every one of them again in the same process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from recallmem import Memory, MemoryConfig
+from recallmem.store import layout
+from recallmem.store.bounded import CHROMA_OPEN_INDEXES
+from recallmem.store.layout import user_collection
+from recallmem.store.saved_index import SAVED_EVERY, USER_HNSW
+from recallmem.testing import HashingEmbeddings
+
+USERS = CHROMA_OPEN_INDEXES + 36  # more than Chroma keeps open, so most are evicted
+OLD_HNSW = {**USER_HNSW, "sync_threshold": 10}  # what collections were made with before
+
+
+def facts_of(n: int) -> list[str]:
+    return [f"Keeps a bicycle numbered {n}", f"Reads poetry on evening {n}", f"Lives in town {n}"]
+
+
+def open_memory(home: Path) -> Memory:
+    # A tiny hot-index cache: every recall below loads the user from Chroma again.
+    config = MemoryConfig(home=home, index_cache_facts=3)
+    return Memory(config, embeddings=HashingEmbeddings())
+
+
+def write_users(memory: Memory) -> None:
+    for n in range(USERS):
+        items = [{"content": text, "category": "context"} for text in facts_of(n)]
+        memory.remember_many(items, user_id=f"user{n}")
+
+
+def recalled(memory: Memory, n: int) -> set[str]:
+    return {h.fact.content for h in memory.recall("bicycle", user_id=f"user{n}", k=10)}
+
+
+def test_every_small_user_is_recalled_after_its_index_was_evicted(tmp_path: Path) -> None:
+    with open_memory(tmp_path / "mem") as memory:
+        write_users(memory)
+        for _ in range(2):  # the second pass meets the indexes the first one evicted
+            for n in range(USERS):
+                assert recalled(memory, n) == set(facts_of(n))
+
+
+def test_a_store_made_with_the_old_setting_is_read_whole_and_upgraded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "mem"
+    with monkeypatch.context() as old:
+        old.setattr(layout, "USER_HNSW", OLD_HNSW)
+        old.setattr(layout, "upgrade", lambda handle: handle)
+        with open_memory(home) as memory:
+            write_users(memory)
+    with open_memory(home) as memory:
+        client = memory.store.collections.client
+        name = user_collection(memory.store.collections.prefix, "user0")
+        assert client.get_collection(name).configuration_json["hnsw"]["sync_threshold"] == 10
+        for _ in range(2):
+            for n in range(USERS):
+                assert recalled(memory, n) == set(facts_of(n))
+        # Reading user0 again after its index was evicted saved it, with the new setting.
+        saved = client.get_collection(name).configuration_json["hnsw"]["sync_threshold"]
+        assert saved == SAVED_EVERY
+
+
+def test_a_user_who_forgot_everything_and_wrote_again_stays_readable(tmp_path: Path) -> None:
+    with open_memory(tmp_path / "mem") as memory:
+        write_users(memory)
+        for fact in memory.list(user_id="user0"):  # one by one: the collection stays
+            memory.forget(fact.id, user_id="user0", purge=True)
+        memory.remember("Started learning the cello", user_id="user0", category="context")
+        memory.forget(user_id="user1", purge=True)
+        for _ in range(2):
+            for n in range(2, USERS):
+                assert recalled(memory, n) == set(facts_of(n))
+            assert [h.fact.content for h in memory.recall("cello", user_id="user0")] == [
+                "Started learning the cello"
+            ]
+            assert memory.recall("bicycle", user_id="user1") == []
