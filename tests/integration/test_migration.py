@@ -18,6 +18,7 @@ import pytest
 from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
 from recallmem.errors import StoreError
+from recallmem.store.bounded import CHROMA_OPEN_INDEXES
 from recallmem.store.client import chroma_settings, open_client
 from recallmem.store.codec import encode
 from recallmem.store.embeddings import embedder_name
@@ -98,6 +99,20 @@ def test_opening_an_old_embedded_store_migrates_it(home: Path) -> None:
     with Memory(config, embeddings=EMBEDDINGS) as again:
         assert again.store.migrated == 0
         assert_every_fact_once(again, facts)
+
+
+def test_a_migrated_store_of_many_small_users_reads_whole_after_evictions(home: Path) -> None:
+    # More users than Chroma keeps indexes open, each under ten facts: every user's new
+    # collection must be readable again after Chroma evicted it (store/saved_index.py).
+    facts = _facts(users=CHROMA_OPEN_INDEXES + 20, per_user=3)
+    config = _legacy_home(home, facts)
+    with Memory(
+        config.model_copy(update={"index_cache_facts": 3}), embeddings=EMBEDDINGS
+    ) as memory:
+        assert memory.store.migrated == len(facts)
+        for _ in range(2):
+            for user in sorted({f.user_id for f in facts}):
+                assert len(memory.recall("kayak", user_id=user, k=10, min_score=0.0)) == 3
 
 
 def _migrate_in_a_child(config: MemoryConfig) -> subprocess.Popen[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
@@ -21,6 +22,7 @@ from recallmem.store.client import open_client
 from recallmem.store.failures import store_errors
 from recallmem.store.layout import LEGACY_FACTS_SUFFIX, Collections
 from recallmem.store.lock import acquire
+from recallmem.store.saved_index import read_saved
 
 log = logging.getLogger("recallmem.store")
 
@@ -76,7 +78,8 @@ def migrate(collections: Collections, progress: Progress | None = None) -> int:
                 "once and resumes if interrupted", old.name, total)  # fmt: skip
     offset = 0
     while offset < total:
-        page = old.get(include=_WHOLE, limit=MIGRATION_PAGE, offset=offset)
+        page = read_saved(old, partial(old.get, include=_WHOLE, limit=MIGRATION_PAGE,
+                                       offset=offset))  # fmt: skip
         if not page["ids"]:
             break
         _copy(collections, page)
@@ -115,7 +118,7 @@ def _copy_missing(collections: Collections, old: Any) -> None:
         found = {i for user in set(owners.values()) for i in _present(collections, owners, user)}
         missing += [i for i in owners if i not in found]
         if missing:
-            _copy(collections, old.get(ids=missing, include=_WHOLE))
+            _copy(collections, read_saved(old, partial(old.get, ids=missing, include=_WHOLE)))
 
 
 def _present(collections: Collections, owners: dict[str, str], user_id: str) -> list[str]:
