@@ -16,7 +16,14 @@ from datetime import UTC, datetime
 
 import numpy as np
 from recallmem.embedders import normalize_rows
-from recallmem.retrieval.fusion import Scope, Scored, dialogue_tail, nearest_cosine, relevance
+from recallmem.retrieval.fusion import (
+    Scope,
+    Scored,
+    centre_of,
+    dialogue_tail,
+    nearest_cosine,
+    relevance,
+)
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights
@@ -72,7 +79,8 @@ def score_with(weights: Weights, candidates: Candidates, asked: Asked, now: date
     lexicon: Lexicon | None = default_lexicon() if has_cjk(text) or bool(cjk.any()) else None
     size = len(candidates.texts)
     tail = _tail_vector(text)
-    cosine = nearest_cosine(candidates.vectors, asked.vector, tail).astype(np.float32)
+    centre = centre_of(candidates.vectors, weights)
+    cosine = nearest_cosine(candidates.vectors, asked.vector, tail, centre).astype(np.float32)
     scope = Scope(
         cosine=cosine,
         cjk=cjk,

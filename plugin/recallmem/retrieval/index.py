@@ -20,7 +20,7 @@ import numpy as np
 
 from recallmem.lifecycle.decay import Decay, last_alive
 from recallmem.lifecycle.expiry import valid_until_ts
-from recallmem.retrieval.fusion import Scope, nearest_cosine, relevance
+from recallmem.retrieval.fusion import Centre, Scope, centre_of, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights, top_k
@@ -110,6 +110,16 @@ class UserIndex:
 
     def _changed(self) -> None:
         self.__dict__.pop("_derived", None)
+        self.__dict__.pop("_centred", None)
+
+    def _centre(self, weights: Weights) -> Centre | None:
+        # Kept until the facts change: the mean and one product over the whole matrix.
+        key = (weights.centring, weights.centring_min_facts)
+        cached = self.__dict__.get("_centred")
+        if cached is None or cached[0] != key:
+            cached = self.__dict__["_centred"] = (key, centre_of(self._vectors, weights))
+        centre: Centre | None = cached[1]
+        return centre
 
     def get(self, fact_id: str) -> Fact | None:
         """The fact with this id, if this user has it."""
@@ -207,6 +217,8 @@ class UserIndex:
                         self._vectors if every else self._vectors[rows],
                         query.vector,
                         query.tail_vector,
+                        self._centre(weights),
+                        None if every else rows,
                     ),
                     cjk=derived.cjk[rows],
                     age_days=(now.timestamp() - derived.seen[rows]) / 86400.0,

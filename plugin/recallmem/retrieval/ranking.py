@@ -61,8 +61,10 @@ class Weights:
     event in the days after it). ``evidence_floor`` is the share of the query's
     information below which a fact's lexical evidence counts nothing, and
     ``translation_margin`` how far below the nearest fact's cosine a fact in the other
-    script may be and still earn lexical evidence. Setting a weight to 0 switches its
-    technique off.
+    script may be and still earn lexical evidence. In a memory of at least
+    ``centring_min_facts`` facts, cosines are measured from ``centring`` times the
+    memory's mean direction (``retrieval.fusion.centre_of``). Setting a weight to 0
+    switches its technique off.
     """
 
     dense: float = 0.8
@@ -79,6 +81,8 @@ class Weights:
     length_b: float = 1.0
     evidence_floor: float = 0.05
     translation_margin: float = 0.3
+    centring: float = 0.8
+    centring_min_facts: int = 1000
 
     def for_query(self, query: str, *, one_script: bool = False) -> Weights:
         """These weights with ``lexical`` set for the query's script, and for whether

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from recallmem.retrieval.fusion import Scope, Scored, dialogue_tail, nearest_cosine, relevance
+from recallmem.retrieval.fusion import (
+    Scope,
+    Scored,
+    centre_of,
+    dialogue_tail,
+    nearest_cosine,
+    relevance,
+)
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
 from recallmem.retrieval.ranking import Weights, calibrated, translation_gate
@@ -93,3 +100,42 @@ def test_a_dialogue_tail_is_also_matched_by_its_last_line() -> None:
     whole, tail = np.array([0.8, 0.6], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)
     assert nearest_cosine(rows, whole, None).tolist() == pytest.approx([0.8, 0.6])
     assert nearest_cosine(rows, whole, tail).tolist() == pytest.approx([0.8, 1.0])
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    normed: np.ndarray = rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+    return normed
+
+
+def test_cosines_from_a_large_memorys_centre_are_the_cosines_of_the_centred_vectors() -> None:
+    rng = np.random.default_rng(7)
+    vectors = _unit(rng.standard_normal((1200, 16)) + 2.0)  # a common direction
+    query, tail = _unit(rng.standard_normal(16) + 2.0), _unit(rng.standard_normal(16))
+    centre = centre_of(vectors, Weights())
+    assert centre is not None
+    shifted, q, t = vectors - centre.vector, query - centre.vector, tail - centre.vector
+    expected = np.maximum(_unit(shifted) @ _unit(q), _unit(shifted) @ _unit(t))
+    assert nearest_cosine(vectors, query, tail, centre) == pytest.approx(expected, abs=1e-5)
+    rows = np.array([3, 700, 1199])
+    assert nearest_cosine(vectors[rows], query, None, centre, rows) == pytest.approx(
+        (_unit(shifted) @ _unit(q))[rows], abs=1e-5
+    )
+
+
+def test_a_fact_near_every_query_no_longer_outranks_the_answer_in_a_large_memory() -> None:
+    rng = np.random.default_rng(0)
+    common, own = _unit(rng.standard_normal(32)), _unit(rng.standard_normal(32))
+    hubs = _unit(common + 0.15 * rng.standard_normal((1500, 32)))  # near every query
+    answer = _unit(0.3 * common + own)  # says what the query asks, little of the rest
+    vectors = np.vstack([hubs, answer])
+    query = _unit(common + 0.5 * own)
+    raw = nearest_cosine(vectors, query, None)
+    assert (raw > raw[-1]).sum() > 1000  # plain cosine ranks most hubs above the answer
+    centred = nearest_cosine(vectors, query, None, centre_of(vectors, Weights()))
+    assert int(np.argmax(centred)) == len(hubs)
+
+
+def test_a_small_memory_and_a_zero_weight_are_not_centred() -> None:
+    vectors = _unit(np.random.default_rng(1).standard_normal((999, 8)))
+    assert centre_of(vectors, Weights()) is None  # the mean of a few facts is their own
+    assert centre_of(np.vstack([vectors, vectors[:1]]), Weights(centring=0.0)) is None
