@@ -40,7 +40,7 @@ DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
 # A fact's search keywords (``Fact.keywords``): a few short words, often in the user's other
 # language, indexed lexically beside the content; a sentence would be content, not a keyword.
 MAX_KEYWORDS = 6
-MAX_KEYWORD_CHARS = 40
+MAX_KEYWORD_CHARS = 24  # "automatic plant watering"; in Chinese, a word or two
 
 # What the model may ask through the recall / remember tools: fewer facts and shorter
 # texts than a program may, so one tool call cannot flood the context.
