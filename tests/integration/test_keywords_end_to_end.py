@@ -137,3 +137,20 @@ def test_the_cli_takes_and_shows_keywords(home: Path) -> None:
     assert code == 0 and "[keywords: 咖啡机, 漏水]" in out
     code, out = _cli(home, "recall", "咖啡机漏水", "--user", "ada")
     assert code == 0 and MACHINE in out and "咖啡机, 漏水" in out
+
+
+def test_the_remember_tool_takes_keywords_and_the_model_never_reads_them(memory: Memory) -> None:
+    from recallmem import MemoryToolkit
+
+    recall, remember = MemoryToolkit(memory=memory).get_tools()
+    assert "keywords" in remember.args and "other language" in remember.args["keywords"][
+        "description"]  # fmt: skip
+    config = {"configurable": {"user_id": "ada"}}
+    said = remember.invoke({"content": "用户的猫叫团子", "category": "context",
+                            "keywords": ["Tuanzi", "cat"]}, config)  # fmt: skip
+    assert said.startswith("Saved to memory") and "Tuanzi" not in said
+    answer = recall.invoke({"query": "Tuanzi"}, config)
+    assert "用户的猫叫团子" in answer and "Tuanzi" not in answer  # shown as stored, words apart
+    refused = remember.invoke({"content": "Has a home wifi", "category": "context",
+                               "keywords": ["password", "hunter2-oak"]}, config)  # fmt: skip
+    assert "secret" in refused and "hunter2" not in refused and memory.count() == 1
