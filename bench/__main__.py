@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.bilingual_report import bilingual
     from bench.consolidation import consolidation
     from bench.embedders import embedders
+    from bench.keywords import keywords
     from bench.peers import peers
     from bench.planner import planner
     from bench.plots import plot_all
@@ -42,6 +43,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "embedders": embedders,
         "secrets": secrets,
         "planner": planner,
+        "keywords": keywords,
         "consolidation": consolidation,
         "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
@@ -53,6 +55,7 @@ ORDER = (
     "madial",
     "bilingual",
     "planner",
+    "keywords",
     "ablation",
     "embedders",
     "peers",

@@ -123,6 +123,8 @@ def _item(fact: Any) -> dict[str, Any]:
     item: dict[str, Any] = {"content": fact.text, "category": category}
     if fact.said_at is not None:
         item["source"] = Source(at=fact.said_at, extractor="benchmark")
+    if getattr(fact, "keywords", ()):  # bench.keywords: facts with search keywords
+        item["keywords"] = list(fact.keywords)
     return item
 
 

@@ -60,6 +60,7 @@ def confirm(old: Fact, new: Fact, now: datetime) -> Fact:
             "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
             "sources": (*old.sources, *new.sources)[-MAX_SOURCES:],
             "valid_until": new.valid_until or old.valid_until,  # the latest date said wins
+            "keywords": old.keywords or new.keywords,  # a fact stored without any gets some
         }
     )
 
@@ -68,8 +69,9 @@ def enrich(old: Fact, new: Fact, now: datetime) -> Fact:
     """The old fact with the new, fuller text; the old text stays in its history."""
     revision = Revision(content=old.content, category=old.category, at=now, reason="enriched")
     return confirm(old, new, now).model_copy(
-        update={"content": new.content, "history": (*old.history, revision), "updated_at": now}
-    )
+        update={"content": new.content, "history": (*old.history, revision), "updated_at": now,
+                "keywords": new.keywords or old.keywords}  # the fuller text's words
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

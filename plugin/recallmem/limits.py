@@ -37,6 +37,10 @@ MAX_OFFSET = 1_000_000
 MAX_IMPORT_ROWS = 200_000
 MAX_IMPORT_ID_CHARS = 256  # a fact id in an import (the store refuses longer ones)
 DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
+# A fact's search keywords (``Fact.keywords``): a few short words, often in the user's other
+# language, indexed lexically beside the content; a sentence would be content, not a keyword.
+MAX_KEYWORDS = 6
+MAX_KEYWORD_CHARS = 24  # "automatic plant watering"; in Chinese, a word or two
 
 # What the model may ask through the recall / remember tools: fewer facts and shorter
 # texts than a program may, so one tool call cannot flood the context.
@@ -96,6 +100,39 @@ def check_query(query: object) -> str:
             "Ask about one thing, in a sentence"
         )
     return query.strip()
+
+
+def check_keywords(value: object) -> tuple[str, ...]:
+    """A fact's keywords: a list of at most MAX_KEYWORDS short strings, their whitespace
+    collapsed, repeats (ignoring case) dropped; a blank or over-long keyword is refused.
+
+    >>> check_keywords([" 咖啡机 ", "漏水", "咖啡机"])
+    ('咖啡机', '漏水')
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise InvalidInputError(
+            f"keywords must be a list of short strings, got {type(value).__name__}; "
+            'e.g. ["咖啡机", "漏水"]'
+        )
+    kept: dict[str, str] = {}
+    for keyword in value:
+        if not isinstance(keyword, str) or not keyword.strip():
+            raise InvalidInputError(f"each keyword must be a non-blank string, got {keyword!r}")
+        word = " ".join(keyword.split())  # one line: a keyword is shown and matched as one
+        if len(word) > MAX_KEYWORD_CHARS:
+            raise InvalidInputError(
+                f"keyword {word[:60]!r} is {len(word)} characters; a keyword is one short "
+                f"word or phrase of at most {MAX_KEYWORD_CHARS} characters"
+            )
+        kept.setdefault(word.casefold(), word)
+    if len(kept) > MAX_KEYWORDS:
+        raise InvalidInputError(
+            f"{len(kept)} keywords given; a fact takes at most {MAX_KEYWORDS} (keep the "
+            "words a question would use)"
+        )
+    return tuple(kept.values())
 
 
 def check_page(limit: object, offset: object) -> tuple[int, int]:

@@ -138,15 +138,16 @@ class Memory:
                  confidence: float = 0.9, agent_id: str | None = None,
                  thread_id: str | None = None, source: Source | None = None,
                  pinned: bool = False, valid_until: datetime | str | None = None,
-                 ) -> Fact:  # fmt: skip
+                 keywords: Sequence[str] = ()) -> Fact:  # fmt: skip
         """Store one fact, or confirm the one it duplicates; returns the stored fact.
 
         ``valid_until`` (a timezone-aware datetime or an ISO 8601 string with an offset)
         is when the fact stops being true: from then on it is not recalled. A past
-        value stores the fact already expired.
+        value stores the fact already expired. ``keywords``: words recall matches too.
         """
         item = {"content": content, "category": category, "confidence": confidence,
-                "source": source, "pinned": pinned, "valid_until": valid_until}  # fmt: skip
+                "source": source, "pinned": pinned, "valid_until": valid_until,
+                "keywords": keywords}  # fmt: skip
         facts = self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)
         return facts[0]
 
@@ -155,8 +156,8 @@ class Memory:
                       ) -> builtins.list[Fact]:  # fmt: skip
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
-        Each item is a mapping with ``content``, ``category`` and optionally
-        ``confidence``, ``pinned``, ``source``, ``valid_until``. Returns the stored fact
+        Each item is a mapping with ``content``, ``category`` and optionally ``confidence``,
+        ``pinned``, ``source``, ``valid_until``, ``keywords``. Returns the stored fact
         for each item.
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
@@ -170,7 +171,7 @@ class Memory:
                category: str | Category | None = None, confidence: float | None = None,
                pinned: bool | None = None, status: str | Status | None = None,
                reason: str | None = None, valid_until: datetime | str | None = None,
-               ) -> Fact:  # fmt: skip
+               keywords: Sequence[str] | None = None) -> Fact:  # fmt: skip
         """Edit a fact; new content is re-embedded and the old text kept in history.
 
         ``status="active"`` restores a faded fact (its decay clock restarts); an expired
@@ -178,7 +179,7 @@ class Memory:
         """
         return self._writing.update(fact_id, user_id, content=content, category=category,
             confidence=confidence, pinned=pinned, status=status, reason=reason,
-            valid_until=valid_until)  # fmt: skip
+            valid_until=valid_until, keywords=keywords)  # fmt: skip
 
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
                thread_id: str | None = None, agent_id: str | None = None,

@@ -270,10 +270,26 @@ def screen_fact(fact: Fact, policy: SecretPolicy) -> Fact:
         "source_error": screened(fact.source_error, "source_error"),
         "sources": sources,
         "history": history,
+        "keywords": _screened_keywords(fact.keywords, policy),
     }
     return fact if all(changes[k] == getattr(fact, k) for k in changes) else (
         fact.model_copy(update=changes)
     )  # fmt: skip
+
+
+def _screened_keywords(keywords: tuple[str, ...], policy: SecretPolicy) -> tuple[str, ...]:
+    # A keyword is matched, not read: redacted it would only match the marker, so under
+    # "redact" one holding a secret is dropped. Each is also read after the others, so a
+    # label and its value split over two keywords ("password", "hunter2") are found.
+    rules = load_secret_rules()
+    kept: list[str] = []
+    for n, keyword in enumerate(keywords):
+        found = rules.scan(keyword) or rules.scan(" ".join([*kept, keyword]))
+        if not found:
+            kept.append(keyword)
+        elif policy != "redact":
+            raise SecretRefusedError(f"keywords[{n}]", sorted({f.kind for f in found}))
+    return tuple(kept)
 
 
 def screen_profile(profile: Profile, policy: SecretPolicy) -> Profile:

@@ -17,8 +17,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.errors import InvalidInputError
+
 # Re-exported: the limit a Fact's content is held to.
 from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
+from recallmem.limits import check_keywords
 
 
 def utcnow() -> datetime:
@@ -152,6 +155,13 @@ class Fact(BaseModel):
     copied_from: Origin | None = Field(
         default=None, description="Set on a copy: the fact and scope it was copied from."
     )
+    keywords: tuple[str, ...] = Field(
+        default=(),
+        description=(
+            "A few short search words (often in the user's other language) indexed "
+            "lexically with the content; data for recall, never shown as instructions."
+        ),
+    )
 
     @field_validator("content")
     @classmethod
@@ -160,6 +170,14 @@ class Fact(BaseModel):
         if not stripped:
             raise ValueError("content is blank; a fact needs one self-contained sentence")
         return stripped
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _keywords_checked(cls, value: Any) -> tuple[str, ...]:
+        try:
+            return check_keywords(value)
+        except InvalidInputError as exc:  # pydantic reports a ValueError as a field error
+            raise ValueError(str(exc)) from None
 
     @field_validator("agent_id", "thread_id")
     @classmethod

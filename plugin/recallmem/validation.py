@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import InvalidInputError
-from recallmem.limits import check_k, check_scope_id, check_user_id
+from recallmem.limits import check_k, check_keywords, check_scope_id, check_user_id
 from recallmem.limits import check_query as _check_query_text
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile, screen_text
@@ -27,7 +27,7 @@ from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Profile, Revision
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 _ITEM_KEYS = frozenset(
     {"content", "category", "confidence", "source", "pinned", "source_error", "item",
-     "valid_until"}
+     "valid_until", "keywords"}
 )  # fmt: skip
 
 
@@ -216,6 +216,7 @@ def new_fact(
             pinned=check_flag(item.get("pinned", False), "pinned"),
             item=item.get("item"),
             valid_until=check_valid_until(item.get("valid_until")),
+            keywords=check_keywords(item.get("keywords")),
             created_at=now,
             updated_at=now,
         )
@@ -247,10 +248,12 @@ def edit_fact(
     reason: str | None = None,
     secrets: SecretPolicy = "refuse",
     valid_until: object = None,
+    keywords: object = None,
 ) -> Fact:
     """The fact with the requested changes; a new text or category keeps the old in history.
 
-    New text (content, reason) holding a secret is refused or redacted.
+    New text (content, reason, keywords) holding a secret is refused or redacted;
+    ``keywords`` replaces the fact's keywords (``[]`` clears them).
     """
     changes: dict[str, Any] = {"updated_at": now}
     if content is not None:
@@ -265,6 +268,9 @@ def edit_fact(
         changes["pinned"] = check_flag(pinned, "pinned")
     if valid_until is not None:
         changes["valid_until"] = check_valid_until(valid_until)
+    if keywords is not None:
+        probe = old.model_copy(update={"keywords": check_keywords(keywords)})
+        changes["keywords"] = screen_fact(probe, secrets).keywords
     if status is not None:
         try:
             changes["status"] = Status(str(status))

@@ -35,7 +35,7 @@ from pydantic.fields import FieldInfo
 from recallmem.agent.scope import resolve_scope
 from recallmem.embedders import recall_floor
 from recallmem.errors import MissingScopeError, RecallmemError
-from recallmem.limits import MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
+from recallmem.limits import MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.quoting import quote_text
@@ -61,6 +61,7 @@ class RememberInput(BaseModel):
     content: str = Field(min_length=1, max_length=MAX_TOOL_CONTENT_CHARS)
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
+    keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
 
 
 def _described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel]:
@@ -171,13 +172,19 @@ class MemoryToolkit(BaseToolkit):
             return said.format(content=content, category=category.value)
 
         def remember(
-            content: str, category: Category, confidence: float = 0.9, *, config: RunnableConfig
+            content: str,
+            category: Category,
+            confidence: float = 0.9,
+            keywords: list[str] | None = None,
+            *,
+            config: RunnableConfig,
         ) -> str:
             try:
                 scope = resolve_scope(config)
                 fact = memory.remember(content, category=category, confidence=confidence,
                                        user_id=scope.user_id, agent_id=scope.agent_id,
-                                       thread_id=scope.thread_id)  # fmt: skip
+                                       thread_id=scope.thread_id,
+                                       keywords=keywords or ())  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
             return stored_text(fact.content, content.strip(), category)

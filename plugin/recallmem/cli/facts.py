@@ -17,9 +17,16 @@ from recallmem.lookup import resolve_fact_id
 from recallmem.types import Category, Fact, Status
 
 
+def _shown(fact: Fact) -> str:
+    """The content, and the keywords when it has any (as the inspector shows them)."""
+    return f"{fact.content}  [keywords: {', '.join(fact.keywords)}]" if fact.keywords else (
+        fact.content
+    )  # fmt: skip
+
+
 def _fact_rows(facts: Sequence[Fact]) -> list[list[str]]:
     return [
-        [f.id[:12], f.category.value, f"{f.confidence:.2f}", f.status.value, f.content]
+        [f.id[:12], f.category.value, f"{f.confidence:.2f}", f.status.value, _shown(f)]
         for f in facts
     ]
 
@@ -32,8 +39,9 @@ def cmd_remember(args: argparse.Namespace, out: TextIO) -> int:
         category=args.category,
         confidence=args.confidence,
         valid_until=args.valid_until,
+        keywords=args.keyword or (),
     )
-    out.write(f"{fact.id}  [{fact.category.value}] {fact.content}\n")
+    out.write(f"{fact.id}  [{fact.category.value}] {_shown(fact)}\n")
     return 0
 
 
@@ -41,7 +49,7 @@ def cmd_recall(args: argparse.Namespace, out: TextIO) -> int:
     hits = open_memory(args).recall(args.query, user_id=args.user, agent_id=args.agent, k=args.k)
     rows = [
         [f"{h.score:.3f}", f"{h.parts.dense:.2f}", f"{h.parts.lexical:.2f}", h.fact.id[:12],
-         h.fact.category.value, h.fact.content]
+         h.fact.category.value, _shown(h.fact)]
         for h in hits
     ]  # fmt: skip
     if not rows:
@@ -131,6 +139,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--category", required=True, choices=categories)
     p.add_argument("--confidence", type=float, default=0.9)
     p.add_argument("--valid-until", help="when it stops being true: ISO time with offset")
+    p.add_argument("--keyword", action="append",
+                   help="a search word recall matches too (repeat it for several)")  # fmt: skip
     p.set_defaults(handler=cmd_remember)
 
     p = sub.add_parser("recall", help="search a user's facts")

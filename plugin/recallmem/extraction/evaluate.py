@@ -8,7 +8,10 @@ compares what was stored:
 - **precision**: stored facts that match an expected fact / stored facts;
 - **recall**: expected facts matched by a stored fact / expected facts;
 - **proposal precision**: the same over everything the model proposed, before hygiene;
-- **violations**: stored facts (or profile text) holding a forbidden keyword;
+- **violations**: stored facts (their content or search keywords, or profile text)
+  holding a forbidden keyword;
+- **keywords**: expected facts labelled with search keywords (``fact_keywords``) that
+  were stored carrying them (``Fact.keywords``, indexed for cross-language recall);
 - existing facts that should be superseded, marked done or confirmed, and were.
 
 A stored fact matches an expected one when its category is one of the expected ones and
@@ -57,6 +60,10 @@ class ExpectedFact(BaseModel):
     keywords: tuple[str, ...] = Field(min_length=1)
     valid_until: str | None = Field(
         default=None, description="The local (UTC) day or time the fact should hold until."
+    )
+    fact_keywords: tuple[str, ...] = Field(
+        default=(),
+        description="Search words the stored fact's own ``keywords`` must hold (a|b: either).",
     )
 
     @field_validator("category", mode="before")
@@ -161,6 +168,8 @@ class CaseScore(BaseModel):
     extra: tuple[str, ...] = ()
     lifecycle_expected: int = 0
     lifecycle_ok: int = 0
+    keywords_expected: int = 0  # expected facts whose search keywords are labelled
+    keywords_ok: int = 0  # ... stored (matched) with every one of them
     calls: int = 0
     prompt_tokens: int = 0
     error: str | None = None
@@ -179,6 +188,8 @@ _SUMMED = (
     "proposed_correct",
     "lifecycle_expected",
     "lifecycle_ok",
+    "keywords_expected",
+    "keywords_ok",
     "calls",
     "prompt_tokens",
 )
@@ -206,6 +217,7 @@ class EvalReport(BaseModel):
             "f1": f1,
             "proposal_precision": _ratio(s["proposed_correct"], s["proposed"]),
             "lifecycle": _ratio(s["lifecycle_ok"], s["lifecycle_expected"]),
+            "keywords": _ratio(s["keywords_ok"], s["keywords_expected"]),
             "violations": sum(len(c.violations) for c in cs),
             "errors": sum(c.error is not None for c in cs),
             "calls": s["calls"],
@@ -216,7 +228,7 @@ class EvalReport(BaseModel):
         """A plain-text summary table, per language and overall."""
         head = (
             f"{'set':<6}{'cases':>6}{'P':>7}{'R':>7}{'F1':>7}{'propP':>7}{'life':>7}"
-            f"{'viol':>6}{'err':>5}{'calls':>7}"
+            f"{'kw':>6}{'viol':>6}{'err':>5}{'calls':>7}"
         )
         rows = [f"prompt {self.prompt}, model {self.model}", head]
         for language in ("en", "zh", None):
@@ -224,7 +236,7 @@ class EvalReport(BaseModel):
             rows.append(
                 f"{language or 'all':<6}{t['cases']:>6.0f}{t['precision']:>7.2f}{t['recall']:>7.2f}"
                 f"{t['f1']:>7.2f}{t['proposal_precision']:>7.2f}{t['lifecycle']:>7.2f}"
-                f"{t['violations']:>6.0f}{t['errors']:>5.0f}{t['calls']:>7.0f}"
+                f"{t['keywords']:>6.2f}{t['violations']:>6.0f}{t['errors']:>5.0f}{t['calls']:>7.0f}"
             )
         return "\n".join(rows)
 
@@ -267,7 +279,9 @@ def _score(case: ExtractionCase, report: ExtractionReport, profile_text: str) ->
     proposed = stored + [(d.content, d.category) for d in report.dropped if d.category]
     hit = [any(matches(t, k, e) for e in case.expected) for t, k in stored]
     covered = [any(matches(t, k, e) for t, k in stored) for e in case.expected]
-    bad = [kw for kw in case.forbidden if any(has_keywords(t, [kw]) for t, _ in stored)]
+    # A fact's search keywords are stored text too: nothing forbidden may hide there.
+    texts = [" ".join([c.fact.content, *c.fact.keywords]) for c in report.added]
+    bad = [kw for kw in case.forbidden if any(has_keywords(t, [kw]) for t in texts)]
     bad += [f"profile:{kw}" for kw in case.forbidden if has_keywords(profile_text, [kw])]
     lifecycle = [
         any(has_keywords(c.fact.content, [kw]) for c in changes)
@@ -288,7 +302,10 @@ def _score(case: ExtractionCase, report: ExtractionReport, profile_text: str) ->
         for e in case.expected
         if e.valid_until is not None
     ]
+    tagged = [e for e in case.expected if e.fact_keywords]
     return CaseScore(
+        keywords_expected=len(tagged),
+        keywords_ok=sum(_tagged(e, report) for e in tagged),
         id=case.id,
         language=case.language,
         expected=len(case.expected),
@@ -306,6 +323,15 @@ def _score(case: ExtractionCase, report: ExtractionReport, profile_text: str) ->
         lifecycle_ok=sum(lifecycle),
         calls=report.usage.calls,
         prompt_tokens=report.usage.input_tokens,
+    )
+
+
+def _tagged(expected: ExpectedFact, report: ExtractionReport) -> bool:
+    """Whether a stored fact matching ``expected`` carries its labelled search keywords."""
+    return any(
+        matches(c.fact.content, c.fact.category, expected)
+        and has_keywords(" | ".join(c.fact.keywords), expected.fact_keywords)
+        for c in report.added
     )
 
 

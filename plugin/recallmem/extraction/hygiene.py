@@ -175,8 +175,9 @@ class _Planner:
     def _refusal(self, candidate: CandidateFact) -> str | None:
         """Why a proposal cannot be stored at all (rules 1-4), else None."""
         text = " ".join(
-            filter(None, [candidate.content, candidate.evidence, candidate.source_error])
-        )
+            filter(None, [candidate.content, candidate.evidence, candidate.source_error,
+                          *candidate.keywords])
+        )  # fmt: skip
         if find_secret(text, self.secrets, count_redacted=True):
             return "holds a secret (password, key or token); secrets are never stored"
         if out_of_scope := self.scope_rules.violation(candidate.content):
@@ -249,7 +250,8 @@ class _Planner:
             richer = candidate.content if match is Match.RICHER else None
             why = "says more than a stored fact" if richer else "repeats a stored fact"
             self.ops.append(Confirm(fact_id=fact.id, confidence=candidate.confidence,
-                                    source=source, content=richer, reason=why))  # fmt: skip
+                                    source=source, content=richer, reason=why,
+                                    keywords=candidate.keywords))  # fmt: skip
             return None
         self._add(candidate, source, replaced)
         self.stored.add(index)
@@ -282,6 +284,7 @@ class _Planner:
             ),
             created_at=self.now,
             updated_at=self.now,
+            keywords=candidate.keywords,
         )
         reason = "new fact" if not replaced else f"replaces {len(replaced)} stored fact(s)"
         self.ops.append(Add(fact=fact, reason=reason))

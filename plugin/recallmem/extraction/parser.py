@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
 from recallmem.lifecycle.expiry import normalise_local
+from recallmem.limits import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
@@ -53,6 +54,14 @@ class CandidateFact(BaseModel):
         description=(
             "For a time-bound fact (a due date, a trip, 'this week'): the last local day "
             "it holds, YYYY-MM-DD, or YYYY-MM-DDTHH:MM for a time of day; else null."
+        ),
+    )
+    keywords: tuple[str, ...] = Field(
+        default=(),
+        max_length=MAX_KEYWORDS,
+        description=(
+            "A few short search words for the fact in the user's other language (or "
+            "languages), only words the fact says; never a secret."
         ),
     )
 
@@ -256,7 +265,38 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _fact(item: Any) -> CandidateFact:
+_KEYWORD_SEPARATORS = re.compile(r"[,，、;；\n]")
+
+
+def parse_keywords(value: Any, rejected: list[Rejected]) -> tuple[str, ...]:
+    """A fact's keywords from a list (or one comma-separated string); an unusable keyword
+    goes to ``rejected`` and the fact keeps the others, since keywords only help recall.
+
+    >>> parse_keywords(["咖啡机", " 漏水 ", "", "咖啡机", 42], [])
+    ('咖啡机', '漏水', '42')
+    >>> parse_keywords("coffee machine, leak", [])
+    ('coffee machine', 'leak')
+    """
+    if isinstance(value, str):
+        value = _KEYWORD_SEPARATORS.split(value)
+    kept: dict[str, str] = {}
+    for raw in _as_list(value):
+        if isinstance(raw, Mapping | list | tuple | bool):
+            rejected.append(Rejected(item=f"keyword {str(raw)[:60]}", reason="not a word"))
+            continue
+        word = " ".join(_text(raw).split())
+        if len(word) > MAX_KEYWORD_CHARS:
+            reason = f"longer than {MAX_KEYWORD_CHARS} characters; a keyword is a word or two"
+            rejected.append(Rejected(item=f"keyword {word[:60]}", reason=reason))
+        elif len(kept) == MAX_KEYWORDS and word.casefold() not in kept:
+            reason = f"more than {MAX_KEYWORDS} keywords; the first {MAX_KEYWORDS} are kept"
+            rejected.append(Rejected(item=f"keyword {word[:60]}", reason=reason))
+        elif word:
+            kept.setdefault(word.casefold(), word)
+    return tuple(kept.values())
+
+
+def _fact(item: Any, rejected: list[Rejected]) -> CandidateFact:
     if not isinstance(item, Mapping):
         raise ValueError("a fact must be an object with content, category and confidence")
     if "confidence" not in item:
@@ -269,6 +309,7 @@ def _fact(item: Any) -> CandidateFact:
         message_ids=_ids(item.get("message_ids")),
         source_error=_text(item.get("source_error")) or None,
         valid_until=parse_local_time(item.get("valid_until")),
+        keywords=parse_keywords(item.get("keywords"), rejected),
     )
 
 
@@ -330,7 +371,9 @@ def coerce_result(data: Any) -> ExtractionResult:
         if key not in known
     ]
     return ExtractionResult(
-        facts=tuple(_collect(_as_list(data.get("facts")), _fact, rejected)),
+        facts=tuple(
+            _collect(_as_list(data.get("facts")), lambda item: _fact(item, rejected), rejected)
+        ),
         supersede=tuple(_collect(_as_list(data.get("supersede")), _supersede, rejected)),
         confirmed=_ids(data.get("confirmed")),
         todos_done=_ids(data.get("todos_done")),

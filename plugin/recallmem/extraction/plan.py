@@ -50,6 +50,7 @@ class Confirm(_Op):
     confidence: float = Field(ge=0.0, le=1.0)
     source: Source | None = None
     content: str | None = None
+    keywords: tuple[str, ...] = ()
 
 
 class Supersede(_Op):
@@ -136,9 +137,8 @@ def _apply_one(op: _Op, fact: Fact | None, plan: Plan) -> Fact | None:
     if isinstance(op, Confirm):
         if fact.last_confirmed_at == at or fact.status is not Status.ACTIVE:
             return None
-        probe = fact.model_copy(
-            update={"confidence": op.confidence, "sources": (op.source,) if op.source else ()}
-        )
+        probe = fact.model_copy(update={"confidence": op.confidence, "keywords": op.keywords,
+                                        "sources": (op.source,) if op.source else ()})  # fmt: skip
         if op.content and op.content != fact.content:
             return enrich(fact, probe.model_copy(update={"content": op.content}), at)
         return confirm(fact, probe, at)

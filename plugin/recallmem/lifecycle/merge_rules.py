@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallmem.dedup import MAX_SOURCES
 from recallmem.extraction.plan import Add, Plan, Supersede
 from recallmem.lifecycle.merge_prompt import Proposal
-from recallmem.limits import MAX_CONTENT_CHARS
+from recallmem.limits import MAX_CONTENT_CHARS, MAX_KEYWORDS
 from recallmem.prompts import load_data
 from recallmem.retrieval.lexical import stem
 from recallmem.secrets import find_secret
@@ -232,6 +232,8 @@ def merged_fact(merge: Accepted, *, at: datetime, source: Source) -> Fact:
         last_confirmed_at=max(confirmed) if confirmed else None,
         last_accessed_at=max(accessed) if accessed else None,
         merged_from=tuple(f.id for f in parts),
+        # The parts' search words, in order, as many as a fact holds.
+        keywords=tuple(dict.fromkeys(k for f in parts for k in f.keywords))[:MAX_KEYWORDS],
     )
 
 

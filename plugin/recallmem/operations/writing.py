@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -60,12 +60,13 @@ class Writing:
         status: str | Status | None,
         reason: str | None,
         valid_until: datetime | str | None,
+        keywords: Sequence[str] | None = None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
-            valid_until=valid_until,
+            valid_until=valid_until, keywords=keywords,
         ))  # fmt: skip
 
     def forget(

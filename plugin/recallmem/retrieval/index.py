@@ -65,11 +65,15 @@ class _Derived:
         self.cjk = np.fromiter((has_cjk(f.content) and mostly_cjk(f.content) for f in facts),
                                bool, len(facts))  # fmt: skip
         self._contents = [f.content for f in facts]
+        # Keywords are matched as words (lexically) only: the vectors are the content's,
+        # so a fact's meaning and its dedup neighbours do not move with a few loose words,
+        # and a keyword edit needs no embedding. The script (``cjk``) is the content's too.
+        self._keywords = [f.keywords for f in facts]
 
     @cached_property
     def lexical(self) -> LexicalIndex:
         # Built on first search only: dedup's nearest() after each write needs the masks.
-        return LexicalIndex(self._contents)
+        return LexicalIndex(self._contents, keywords=self._keywords)
 
 
 def _lexicon_for(query: str, derived: _Derived) -> Lexicon | None:

@@ -108,6 +108,7 @@ async def create_fact(
         source=source,
         pinned=body.pinned,
         valid_until=body.valid_until,
+        keywords=body.keywords,
     )
     confirmed = fact.confirmations > 0  # a new fact has never been confirmed
     response.headers[OUTCOME_HEADER] = "confirmed" if confirmed else "created"
@@ -172,6 +173,7 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
         status=body.status,
         reason=body.reason,
         valid_until=body.valid_until,
+        keywords=body.keywords,
     )
 
 

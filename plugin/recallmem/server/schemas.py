@@ -7,7 +7,7 @@ Facts, scored facts, profiles and revisions travel as the library's own models
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -17,6 +17,8 @@ from recallmem.limits import (
     MAX_ID_CHARS,
     MAX_IMPORT_ROWS,
     MAX_K,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
     MAX_PAGE,
     MAX_QUERY_CHARS,
     MAX_SUMMARY_CHARS,
@@ -36,6 +38,8 @@ MAX_PAGE_SIZE = MAX_PAGE
 MAX_SEARCH_K = MAX_K
 
 ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+Keyword = Annotated[str, Field(min_length=1, max_length=MAX_KEYWORD_CHARS, pattern=NOT_BLANK)]
+KEYWORDS_HELP = "A few short search words (say, in the user's other language) matched too."
 
 
 class _Body(BaseModel):
@@ -57,6 +61,7 @@ class FactCreate(_Body):
     valid_until: AwareDatetime | None = Field(
         default=None, description="When it stops being true (with an offset); past: expired."
     )
+    keywords: list[Keyword] = Field(default=[], max_length=MAX_KEYWORDS, description=KEYWORDS_HELP)
 
 
 class FactPatch(_Body):
@@ -74,11 +79,14 @@ class FactPatch(_Body):
         default=None,
         description="A new end (with an offset): a later one brings an expired fact back.",
     )
+    keywords: list[Keyword] | None = Field(
+        default=None, max_length=MAX_KEYWORDS, description=f"{KEYWORDS_HELP} [] clears them."
+    )
 
     def changes_nothing(self) -> bool:
         """Whether no field would change (the patch is then a read)."""
         changes = (self.content, self.category, self.confidence, self.pinned, self.status,
-                   self.valid_until)  # fmt: skip
+                   self.valid_until, self.keywords)  # fmt: skip
         return all(value is None for value in changes)
 
 

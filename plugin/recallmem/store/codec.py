@@ -15,6 +15,9 @@ write's cost in Chroma (docs/architecture.md, "Writes").
 >>> fact = Fact(content="Uses TypeScript", category="knowledge", user_id="u1")
 >>> decode(fact.id, None, encode(fact)) == fact
 True
+>>> tagged = fact.model_copy(update={"keywords": ("TypeScript", "类型脚本")})
+>>> decode(fact.id, None, encode(tagged)).keywords
+('TypeScript', '类型脚本')
 """
 
 from __future__ import annotations
@@ -33,7 +36,11 @@ Metadata = dict[str, str | int | float | bool]
 
 def encode(fact: Fact) -> Metadata:
     """The metadata Chroma stores for a fact (no document: the content is in ``record``)."""
-    metadata: Metadata = {"user_id": fact.user_id, "record": fact.model_dump_json()}
+    # A fact without keywords is written without the key, byte for byte as before it existed:
+    # a process of an older version sharing the store still reads it; an absent key
+    # decodes to no keywords.
+    record = fact.model_dump_json(exclude=None if fact.keywords else {"keywords"})
+    metadata: Metadata = {"user_id": fact.user_id, "record": record}
     if fact.agent_id is not None:
         metadata["agent_id"] = fact.agent_id
     if fact.thread_id is not None:

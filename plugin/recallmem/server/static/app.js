@@ -138,6 +138,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
     ["last recalled", when(fact.last_accessed_at)], ["valid until", when(fact.valid_until)],
   ];
   if (fact.source_error) facts.push(["avoid", fact.source_error]);
+  if (fact.keywords && fact.keywords.length) facts.push(["keywords", fact.keywords.join(", ")]);
   pane.replaceChildren(
     el("h2", { id: "detail-content" }, fact.content),
     el("div", { className: "actions" },
