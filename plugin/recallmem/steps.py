@@ -39,10 +39,11 @@ from recallmem.types import Fact
 
 log = logging.getLogger("recallmem.store")
 # Facts embedded, folded and written as one step; the next step is embedded meanwhile.
-# On 2 cores embedding ahead did not pay: USE already runs two BLAS threads, and a step
-# written beside the next one's embedding takes a core from it. One step per call of up
-# to 1,000 facts (the size merge_batch compares as one matrix) was about 10 % faster in
-# wall time and CPU than steps of 50 (docs/architecture.md, "Writes").
+# On 2 cores embedding ahead did not pay: USE's encode already keeps both cores busy, and
+# a step written beside the next one's embedding takes a core from it. One step per call
+# of up to 1,000 facts (the size merge_batch compares as one matrix) was about 10 % faster
+# in wall time and CPU than steps of 50, and still no slower once USE ran one BLAS thread
+# per micro-batch (docs/architecture.md, "Writes").
 WRITE_STEP = 1000
 
 
