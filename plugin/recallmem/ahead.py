@@ -28,9 +28,10 @@ def prepared_ahead(
     """Each item with ``prepare(item)``, the next one prepared while this one is used;
     ``meanwhile`` runs on the caller's thread while the first item is prepared.
 
-    A single item is prepared on the caller's thread: there is nothing to overlap.
+    A single item without ``meanwhile`` is prepared on the caller's thread: there is
+    nothing to overlap.
     """
-    if len(items) <= 1:
+    if not items or (len(items) == 1 and meanwhile is None):
         if meanwhile is not None:
             meanwhile()
         for item in items:

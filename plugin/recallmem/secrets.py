@@ -37,6 +37,7 @@ from recallmem.config import SecretPolicy
 from recallmem.errors import SecretRefusedError
 from recallmem.prompts import compiled_patterns, load_data
 from recallmem.secret_checks import CHECKS, looks_random, looks_strong
+from recallmem.secret_gates import Gate
 from recallmem.text import STOPWORDS
 from recallmem.types import PROFILE_SECTIONS, Fact, Profile
 
@@ -127,6 +128,9 @@ class SecretRules:
     rules: tuple[Rule, ...]
     ignore_values: frozenset[str]
     placeholder: re.Pattern[str]
+    # Which patterns a text must hold one of their words for (secret_gates.py); None:
+    # every pattern runs on every text.
+    gate: Gate | None = None
 
     def _value_ok(self, match: re.Match[str], shape: Shape) -> bool:
         value = match.group("value")
@@ -154,8 +158,14 @@ class SecretRules:
     def scan(self, text: str) -> list[Finding]:
         """Every secret in ``text``, in order, overlapping findings merged."""
         found: list[Finding] = []
+        gated = self.gate.gated if self.gate is not None else None
+        opened = self.gate is None or self.gate.opens(text)
+        position = -1
         for rule in self.rules:
             for pattern in rule.patterns:
+                position += 1
+                if not opened and gated is not None and gated[position]:
+                    continue  # it cannot match: the text holds none of its words
                 for match in pattern.finditer(text):
                     if self._accepts(rule, match):
                         group = "value" if "value" in pattern.groupindex else 0
@@ -186,11 +196,13 @@ def load_secret_rules(prompt_dir: Path | None = None) -> SecretRules:
     spec = load_data("secrets", SecretsSpec, prompt_dir)
     ignored = frozenset(v.casefold() for v in [*spec.ignore_values, spec.redaction])
     placeholders = "|".join(f"(?:{p})" for p in [re.escape(spec.redaction), *spec.placeholders])
+    rules = tuple(_rule(r) for r in spec.rules)
     return SecretRules(
         redaction=spec.redaction,
-        rules=tuple(_rule(r) for r in spec.rules),
+        rules=rules,
         ignore_values=ignored,
         placeholder=re.compile(placeholders, re.IGNORECASE),
+        gate=Gate([p for rule in rules for p in rule.patterns], _FLAGS),
     )
 
 

@@ -5,10 +5,11 @@ Embedding (numpy, which releases the GIL) and writing (Chroma) overlap when the 
 of a call are pipelined (:mod:`recallmem.ahead`). Each Chroma call also costs a few
 milliseconds whatever it writes, and the directory and the revision are one call each:
 so the call's ids are entered in the directory once, while its first step is embedded
-(:meth:`FactStore.list_ahead`; a call of one step registers what it writes, as any write
-does), each step writes only the user's collection, and the last step claims one
+on a second thread (:meth:`FactStore.list_ahead`; a call of one step too: the directory
+write, a third of what Chroma charges for a 100-fact call, is then off the critical
+path), each step writes only the user's collection, and the last step claims one
 revision number for the whole call. Candidates folded into stored facts leave the
-directory again at the end.
+directory again at the end (one delete, only when something folded).
 
 A step that fails drops the user's index and raises: the steps before it are stored, the
 call is not acknowledged, and a retry folds the stored facts in as duplicates. When
@@ -38,10 +39,11 @@ from recallmem.types import Fact
 
 log = logging.getLogger("recallmem.store")
 # Facts embedded, folded and written as one step; the next step is embedded meanwhile.
-# On 2 cores embedding ahead did not pay: USE already runs two BLAS threads, and a step
-# written beside the next one's embedding takes a core from it. One step per call of up
-# to 1,000 facts (the size merge_batch compares as one matrix) was about 10 % faster in
-# wall time and CPU than steps of 50 (docs/architecture.md, "Writes").
+# On 2 cores embedding ahead did not pay: USE's encode already keeps both cores busy, and
+# a step written beside the next one's embedding takes a core from it. One step per call
+# of up to 1,000 facts (the size merge_batch compares as one matrix) was about 10 % faster
+# in wall time and CPU than steps of 50, and still no slower once USE ran one BLAS thread
+# per micro-batch (docs/architecture.md, "Writes").
 WRITE_STEP = 1000
 
 
@@ -73,10 +75,9 @@ def remember_in_steps(
     if not candidates:
         return []
     steps = [candidates[s : s + WRITE_STEP] for s in range(0, len(candidates), WRITE_STEP)]
-    # One step registers exactly what it writes; several list every candidate at once,
-    # while the first step is embedded.
-    listed = len(steps) > 1
-    ahead = (lambda: target.store.list_ahead(candidates)) if listed else None
+    target.store.refuse_if_full()  # before the directory is asked anything
+    # Every candidate is listed at once, on this thread, while the first step is embedded.
+    ahead = lambda: target.store.list_ahead(candidates)  # noqa: E731
     written: set[str] = set()
     results: list[Fact] = []
     try:
@@ -88,16 +89,14 @@ def remember_in_steps(
     except StoreError:
         # Chroma failed: ask nothing more of it (on a full disk a delete can hang). The
         # directory keeps the call's other entries, which name nothing and are skipped.
-        target.store.unlist(_unwritten(candidates, written) if listed else [], user_id=None)
+        target.store.unlist(_unwritten(candidates, written), user_id=None)
         raise
     except BaseException:
         if written and len(results) < len(candidates):  # the last step's claim did not happen
             _claim_after_failure(target, candidates[0].user_id)
-        if listed:
-            _unlist_unwritten(target.store, candidates, written)
-        raise
-    if listed:
         _unlist_unwritten(target.store, candidates, written)
+        raise
+    _unlist_unwritten(target.store, candidates, written)
     return results
 
 

