@@ -32,6 +32,9 @@ _BROKEN_INDEX_TEXT = (
     "failed to apply logs to the hnsw segment",
     "error getting embedding",
     "error loading hnsw index",
+    # The id map cut short or missing: a process killed while Chroma wrote it.
+    "error deserializing pickle file",
+    "error opening pickle file",
 )
 
 

@@ -205,3 +205,35 @@ def test_a_rebuild_of_the_directory_killed_after_the_drop_finishes_at_the_next_o
     with open_memory(home) as memory:
         assert memory.store.count() == len(stored)
     assert list((home / "rebuilds").iterdir()) == []
+
+
+def cut_id_map(index: Path) -> None:
+    """The id map as a kill while Chroma writes it leaves it: cut short."""
+    (index / ID_MAP).write_bytes(b"")
+
+
+def test_a_user_whose_id_map_a_kill_cut_short_is_reported_then_rebuilt(tmp_path: Path) -> None:
+    home = tmp_path / "mem"
+    with open_memory(home) as memory:
+        items = [
+            {"content": f"Fact {n} about Wibblequax", "category": "context"} for n in range(20)
+        ]
+        stored = {f.id for f in memory.remember_many(items, user_id="ada")}
+    cut_id_map(index_of(home, "ada"))
+    with open_memory(home) as memory:
+        with pytest.raises(BrokenIndexError, match="recallmem maintain --user"):
+            memory.list(user_id="ada")
+        assert memory.maintain(user_id="ada").repaired == ("ada",)
+        assert {f.id for f in memory.list(user_id="ada", limit=100)} == stored
+
+
+def test_opening_rebuilds_an_id_directory_whose_id_map_a_kill_cut_short(tmp_path: Path) -> None:
+    home = tmp_path / "mem"
+    with open_memory(home) as memory:  # past the 1,000 writes after which Chroma saves it
+        many = [{"content": f"Fact {n} of Wibblequax", "category": "context"} for n in range(1100)]
+        stored = {f.id for f in memory.remember_many(many, user_id="ada")}
+    found = python(SEGMENT_OF, str(home / "chroma" / "chroma.sqlite3"), "recallmem_ids")
+    cut_id_map(home / "chroma" / found.stdout.strip())
+    with open_memory(home) as memory:
+        assert memory.store.count() == len(stored)
+        assert memory.get(sorted(stored)[3]).user_id == "ada"
