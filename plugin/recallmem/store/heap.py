@@ -7,6 +7,14 @@ those files after 4 purges of 6. glibc's ``M_PERTURB`` fills every block ``mallo
 hands out and every block ``free`` takes back, so stale text cannot reach those files.
 Set for the whole process when an embedded store opens (the index lives in-process);
 its cost did not show against the noise of this machine (docs/benchmarks.md).
+
+One kind of block escapes it: glibc keeps small freed blocks in a per-thread cache
+(tcache) and hands them out again filled with neither byte, so a freed record's text can
+come back as the unused tail of an index buffer (measured: a freed 400-byte block came
+back from ``malloc(400)`` with its text). The cache can only be switched off when a
+process starts, by the environment variable ``GLIBC_TUNABLES`` holding
+:data:`THREAD_CACHE_OFF`; ``scripts/serve.sh`` and ``scripts/test.sh`` set it, and a
+program embedding recallmem must set it for the same guarantee.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import ctypes
 
 M_PERTURB = -6  # glibc's mallopt parameter number
 PERTURB_BYTE = 0xA5
+THREAD_CACHE_OFF = "glibc.malloc.tcache_count=0"  # a GLIBC_TUNABLES entry
 
 
 def wipe_heap_blocks() -> bool:
