@@ -28,10 +28,9 @@ def prepared_ahead(
     """Each item with ``prepare(item)``, the next one prepared while this one is used;
     ``meanwhile`` runs on the caller's thread while the first item is prepared.
 
-    A single item without ``meanwhile`` is prepared on the caller's thread: there is
-    nothing to overlap.
+    A single item is prepared on the caller's thread: there is nothing to overlap.
     """
-    if not items or (len(items) == 1 and meanwhile is None):
+    if len(items) <= 1:
         if meanwhile is not None:
             meanwhile()
         for item in items:

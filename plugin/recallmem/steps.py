@@ -5,11 +5,10 @@ Embedding (numpy, which releases the GIL) and writing (Chroma) overlap when the 
 of a call are pipelined (:mod:`recallmem.ahead`). Each Chroma call also costs a few
 milliseconds whatever it writes, and the directory and the revision are one call each:
 so the call's ids are entered in the directory once, while its first step is embedded
-on a second thread (:meth:`FactStore.list_ahead`; a call of one step too: the directory
-write, a third of what Chroma charges for a 100-fact call, is then off the critical
-path), each step writes only the user's collection, and the last step claims one
-revision number for the whole call. Candidates folded into stored facts leave the
-directory again at the end (one delete, only when something folded).
+(:meth:`FactStore.list_ahead`; a call of one step registers what it writes, as any write
+does, on the caller's thread alone), each step writes only the user's collection, and
+the last step claims one revision number for the whole call. Candidates folded into
+stored facts leave the directory again at the end.
 
 A step that fails drops the user's index and raises: the steps before it are stored, the
 call is not acknowledged, and a retry folds the stored facts in as duplicates. When
@@ -76,8 +75,10 @@ def remember_in_steps(
         return []
     steps = [candidates[s : s + WRITE_STEP] for s in range(0, len(candidates), WRITE_STEP)]
     target.store.refuse_if_full()  # before the directory is asked anything
-    # Every candidate is listed at once, on this thread, while the first step is embedded.
-    ahead = lambda: target.store.list_ahead(candidates)  # noqa: E731
+    # One step registers exactly what it writes; several list every candidate at once,
+    # while the first step is embedded.
+    listed = len(steps) > 1
+    ahead = (lambda: target.store.list_ahead(candidates)) if listed else None
     written: set[str] = set()
     results: list[Fact] = []
     try:
@@ -89,14 +90,16 @@ def remember_in_steps(
     except StoreError:
         # Chroma failed: ask nothing more of it (on a full disk a delete can hang). The
         # directory keeps the call's other entries, which name nothing and are skipped.
-        target.store.unlist(_unwritten(candidates, written), user_id=None)
+        target.store.unlist(_unwritten(candidates, written) if listed else [], user_id=None)
         raise
     except BaseException:
         if written and len(results) < len(candidates):  # the last step's claim did not happen
             _claim_after_failure(target, candidates[0].user_id)
-        _unlist_unwritten(target.store, candidates, written)
+        if listed:
+            _unlist_unwritten(target.store, candidates, written)
         raise
-    _unlist_unwritten(target.store, candidates, written)
+    if listed:
+        _unlist_unwritten(target.store, candidates, written)
     return results
 
 

@@ -7,7 +7,6 @@ shows is what Chroma holds, and nothing is acknowledged that is not stored.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -94,43 +93,15 @@ def test_a_call_writes_the_directory_once_and_claims_one_revision(
     assert memory.revision("ada") == "3" and memory.count() == 2 * FACTS
 
 
-def test_a_call_of_one_step_lists_ahead_and_removes_only_what_folded(
+def test_a_call_of_one_step_registers_only_what_it_writes(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory.remember("Was here before", user_id="ada", category="context")
     calls = _count_writes(memory, monkeypatch)
-    memory.remember_many(items(2), user_id="ada")
-    assert calls == ["directory upsert", "claim"]  # nothing folded, nothing to remove
-    calls.clear()
-    memory.remember_many([{"content": "Was here before", "category": "context"}, *items(2, 2)],
+    memory.remember_many([{"content": "Was here before", "category": "context"}, *items(2)],
                          user_id="ada")  # fmt: skip
-    # (the stored fact it confirms is rewritten with its vector, and so registered again)
-    assert calls[0] == "directory upsert" and calls.count("claim") == 1
-    assert calls[-1] == "directory delete" and calls.count("directory delete") == 1
-    assert memory.count() == 5 and len(contents(memory, "ada")) == 5
-
-
-def test_a_single_step_is_embedded_while_its_ids_are_listed(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The directory write runs on the caller's thread, the embedding on another."""
-    threads: dict[str, str] = {}
-    embed, list_ahead = memory.repository.embed, FactStore.list_ahead
-
-    def noted_embed(texts: Any) -> np.ndarray:
-        threads["embed"] = threading.current_thread().name
-        return embed(texts)
-
-    def noted_list(self: FactStore, facts: Any) -> None:
-        threads["list"] = threading.current_thread().name
-        list_ahead(self, facts)
-
-    monkeypatch.setattr(memory.repository, "embed", noted_embed)
-    monkeypatch.setattr(FactStore, "list_ahead", noted_list)
-    stored = memory.remember_many(items(3), user_id="ada")
-    assert threads["list"] == threading.current_thread().name != threads["embed"]
-    assert contents(memory, "ada") == {i["content"] for i in items(3)}
-    assert [memory.get(f.id).content for f in stored] == [i["content"] for i in items(3)]
+    assert calls == ["directory upsert", "claim"]  # nothing listed ahead, nothing to remove
+    assert memory.count() == 3
 
 
 def test_a_failure_in_the_second_step_drops_the_index_and_shows_what_chroma_holds(
