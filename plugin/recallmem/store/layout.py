@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallmem.store.saved_index import USER_HNSW, upgrade
+from recallmem.store.saved_index import USER_HNSW
 from recallmem.store.segments import vector_index_dir
 
 DIRECTORY_SUFFIX = "_ids"
@@ -79,9 +79,9 @@ class Collections:
     def writable(self, user_id: str) -> Any:
         """The user's collection, created if it does not exist."""
         name = user_collection(self.prefix, user_id)
-        return self._cached(name) or self._keep(name, upgrade(self.client.get_or_create_collection(
+        return self._cached(name) or self._keep(name, self.client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": USER_HNSW}
-        )))  # fmt: skip
+        ))  # fmt: skip
 
     def of(self, user_id: str) -> Any | None:
         """The user's collection; None if the user never wrote (nothing is created)."""
