@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import pytest
-from helpers import python
+from helpers import env_for, python
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import DiskFullError
 from recallmem.testing import HashingEmbeddings
@@ -123,41 +124,69 @@ def test_a_disk_filled_by_something_else_still_reads(small_disk: Path) -> None:
 
 
 UNGUARDED = """
-import json, sys
+import sys
 import recallmem.store.chroma as chroma
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.testing import HashingEmbeddings
 chroma.check_room = lambda *args: None  # as if another program filled the disk meanwhile
 memory = Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
-written, failed = [], []
+failed = 0
 for n in range(400):
     items = [{"content": f"Batch {n} fact {i} " + "padding " * 30, "category": "context"}
              for i in range(40)]
+    print("writing", n, flush=True)
     try:
         memory.remember_many(items, user_id="ada")
-        written.append(n)
+        print("written", n, flush=True)
     except StoreError as exc:
-        failed.append(n)
-        if len(failed) == 3:
+        print("failed", n, flush=True)
+        failed += 1
+        if failed == 3:
             break
-print(json.dumps({"written": written, "failed": failed}))
 """
+# Chroma 1.5 sometimes never returns from a write that meets a full disk (inside its
+# Rust core; 1-4 runs in 14 here, with or without this wave's changes). That write is
+# then killed, as a crash in mid-write would end it: it was never acknowledged.
+HUNG_WRITE_SECONDS = 60
+
+
+def fill_the_disk(home: Path) -> dict[str, list[int]]:
+    """Write batches with the free-space check off until Chroma fails three (or hangs in
+    one, which is then killed); which batches were acknowledged, and which were not."""
+    child = subprocess.Popen([sys.executable, "-c", UNGUARDED, str(home)], env=env_for(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        out, err = child.communicate(timeout=HUNG_WRITE_SECONDS)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+    assert child.returncode in (0, -9), err
+    events = [line.split() for line in out.splitlines()]
+    run: dict[str, list[int]] = {"written": [], "failed": [], "killed": []}
+    for event, n in events:
+        if event in run:
+            run[event].append(int(n))
+    if child.returncode == -9:  # the write it hung in: never acknowledged
+        run["killed"] = [int(n) for event, n in events[-1:] if event == "writing"]
+    return run
 
 
 def test_a_write_chroma_half_did_is_reported_at_the_next_open(
     small_disk: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     home = small_disk / "home"
-    done = python(UNGUARDED, str(home), timeout=300)
-    assert done.returncode == 0, done.stderr
-    run = json.loads(done.stdout)
-    assert run["failed"], "the disk never filled"
+    run = fill_the_disk(home)
+    assert run["failed"] or run["killed"], "the disk never filled"
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
     with caplog.at_level("WARNING", logger="recallmem.store"):
         memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     facts, _ = memory.store.load_user("ada")
-    ghosts = {int(f.content.split()[1]) for f in facts} - set(run["written"])
+    batches = [int(f.content.split()[1]) for f in facts]
+    assert set(run["written"]) <= set(batches)  # nothing acknowledged is lost
+    for killed in run["killed"]:  # killed in mid-write: all of that call or none
+        assert batches.count(killed) in (0, 40)
+    ghosts = set(batches) - set(run["written"]) - set(run["killed"])
     assert ghosts <= set(run["failed"])
     # Every write that failed but is present after all was counted and reported.
     assert (memory.store.unapplied_at_open > 0) == bool(ghosts), (run, ghosts)
