@@ -12,12 +12,13 @@ and evidence counts more there (``lexical_one_script``: 0.35 for words, 0.2 for 
 
 Lexical evidence can only speak for facts in the query's script, unless a translation
 connects them. In a memory that mixes Chinese and English, a question whose nearest
-facts by meaning are in the other language is most likely about one of those, and
+fact by meaning is in the other language is most likely about that one, and
 same-script word matches would then pull the wrong facts up; so evidence for facts in
-the query's script is trusted by the share of the query's script among the dense top
-few, each counted by its rank (``lexical_trust``): the nearest fact weighs most, so a
-few long facts near every query (chatty dialogue turns) ranked second and third cannot
-outvote it. Evidence is also calibrated (``calibrated``): a fact matching under 5 % of the
+the query's script counts only when the nearest fact by meaning is in the query's
+script (``lexical_trust`` with ``trust_top`` 1). Counting the next few facts' script as
+well let chatty turns near every query, or a fact in the other language ranked second,
+take trust from the answer ranked first, which a fully translated match then outranked.
+Evidence is also calibrated (``calibrated``): a fact matching under 5 % of the
 query's information (one common word of a long question) earns none; and a fact in the
 other script, matching only through translations, earns none when its cosine is more
 than ``translation_margin`` below the nearest fact's (``translation_gate``), so chance
@@ -77,7 +78,7 @@ class Weights:
     time: float = 0.24
     time_after_days: float = 7.0
     half_life_days: float = 30.0
-    trust_top: int = 3
+    trust_top: int = 1
     length_b: float = 1.0
     evidence_floor: float = 0.05
     translation_margin: float = 0.3
