@@ -198,7 +198,7 @@ def _evidence(
         same = cjk == mostly_cjk(query)
         lexicon = default_lexicon() if any_cjk or has_cjk(query) else None
         found = coverage(lexical, query, lexicon, length_b=weights.length_b)
-        return found * lexical_trust(same, cosine, weights.trust_top)
+        return found * lexical_trust(same, cosine, weights.trust_top_for(lexical.size))
     bm25 = lexical.scores(query)
     top = float(bm25.max()) if bm25.size else 0.0
     return bm25 / top if top > 0 else bm25

@@ -79,10 +79,10 @@ def centre_of(vectors: np.ndarray, weights: Weights) -> Centre | None:
     as much about that common direction as about the query. Cosines measured from the
     memory's mean direction instead leave what tells a fact from the rest: on the
     development splits of the 1,000+-fact memories, R@10 87.4 -> 92.1 and top-1 64.8 ->
-    66.1; below ``centring_min_facts`` (LoCoMo's users, the blind sets unpadded) it cost
+    66.1; below ``large_memory_facts`` (LoCoMo's users, the blind sets unpadded) it cost
     MADial and LoCoMo turns R@10 (docs/benchmarks.md).
     """
-    if weights.centring <= 0 or len(vectors) < weights.centring_min_facts:
+    if weights.centring <= 0 or len(vectors) < weights.large_memory_facts:
         return None
     vector = (weights.centring * vectors.mean(axis=0)).astype(np.float32)
     return Centre(vector, vectors @ vector)
@@ -153,7 +153,8 @@ def relevance(
     weights = weights.for_query(text, one_script=bool(same_script.all()))
     evidence = coverage(lexical, text, lexicon, length_b=weights.length_b)[candidates.rows]
     evidence = calibrated(evidence, weights.evidence_floor)
-    trust = lexical_trust(same_script, candidates.cosine, weights.trust_top)
+    top = weights.trust_top_for(lexical.size)
+    trust = lexical_trust(same_script, candidates.cosine, top)
     trust = trust * translation_gate(same_script, candidates.cosine, weights.translation_margin)
     parts = score_parts(
         candidates.cosine,

@@ -118,7 +118,7 @@ class UserIndex:
 
     def _centre(self, weights: Weights) -> Centre | None:
         # Kept until the facts change: the mean and one product over the whole matrix.
-        key = (weights.centring, weights.centring_min_facts)
+        key = (weights.centring, weights.large_memory_facts)
         cached = self.__dict__.get("_centred")
         if cached is None or cached[0] != key:
             cached = self.__dict__["_centred"] = (key, centre_of(self._vectors, weights))

@@ -12,20 +12,22 @@ and evidence counts more there (``lexical_one_script``: 0.35 for words, 0.2 for 
 
 Lexical evidence can only speak for facts in the query's script, unless a translation
 connects them. In a memory that mixes Chinese and English, a question whose nearest
-fact by meaning is in the other language is most likely about that one, and
-same-script word matches would then pull the wrong facts up; so evidence for facts in
-the query's script counts only when the nearest fact by meaning is in the query's
-script (``lexical_trust`` with ``trust_top`` 1). Counting the next few facts' script as
-well let chatty turns near every query, or a fact in the other language ranked second,
-take trust from the answer ranked first, which a fully translated match then outranked.
-Evidence is also calibrated (``calibrated``): a fact matching under 5 % of the
-query's information (one common word of a long question) earns none; and a fact in the
-other script, matching only through translations, earns none when its cosine is more
-than ``translation_margin`` below the nearest fact's (``translation_gate``), so chance
-translations in a long fact far from the query by meaning cannot lift it over the facts
-near it. When the query names a time ("in June", "last week",
-"2023年10月"), facts said in that window rise, unless every candidate matches the window
-alike, when the time says nothing and counts for nothing.
+facts by meaning are in the other language is most likely about one of those, and same-
+script word matches would then pull the wrong facts up; so evidence for facts in the
+query's script is trusted by the share of the query's script among the dense top few,
+each counted by its rank (``lexical_trust``): the nearest fact weighs most, so a few
+long facts near every query (chatty dialogue turns) ranked second and third cannot
+outvote it. In a large memory only the nearest fact decides (``trust_top_large``): there
+the next few are mostly such turns, and a short fact in the other language matching the
+whole question through translations, ranked second, would otherwise halve the evidence
+of the answer ranked first and outrank it. Evidence is also calibrated (``calibrated``):
+a fact matching under 5 % of the query's information (one common word of a long
+question) earns none; and a fact in the other script, matching only through
+translations, earns none when its cosine is more than ``translation_margin`` below the
+nearest fact's (``translation_gate``), so chance translations in a long fact far from
+the query by meaning cannot lift it over the facts near it. When the query names a time
+("in June", "last week", "2023年10月"), facts said in that window rise, unless every
+candidate matches the window alike, when the time says nothing and counts for nothing.
 
 >>> import numpy as np
 >>> parts = score_parts(np.array([0.9, 0.2]), np.array([0.0, 1.0]),
@@ -55,16 +57,16 @@ class Weights:
     in CJK characters, and ``lexical_one_script`` / ``lexical_cjk_one_script`` instead
     when every candidate is in the query's script (see ``for_query``); ``trust_top`` is
     how many of the densest candidates decide how far same-script lexical evidence is
-    trusted (``lexical_trust``) and ``length_b`` how much a long fact's translated
-    matches are discounted (BM25's ``b``; 1 is in proportion to its length). ``time``
-    is the bonus for a fact said inside the window the query names; one said up to
-    ``time_after_days`` after the window still earns part of it (people tell of an
-    event in the days after it). ``evidence_floor`` is the share of the query's
-    information below which a fact's lexical evidence counts nothing, and
-    ``translation_margin`` how far below the nearest fact's cosine a fact in the other
-    script may be and still earn lexical evidence. In a memory of at least
-    ``centring_min_facts`` facts, cosines are measured from ``centring`` times the
-    memory's mean direction (``retrieval.fusion.centre_of``). Setting a weight to 0
+    trusted (``lexical_trust``), ``trust_top_large`` the same in a large memory, and
+    ``length_b`` how much a long fact's translated matches are discounted (BM25's ``b``;
+    1 is in proportion to its length). ``time`` is the bonus for a fact said inside the
+    window the query names; one said up to ``time_after_days`` after the window still
+    earns part of it (people tell of an event in the days after it). ``evidence_floor``
+    is the share of the query's information below which a fact's lexical evidence counts
+    nothing, and ``translation_margin`` how far below the nearest fact's cosine a fact
+    in the other script may be and still earn lexical evidence. A memory of at least
+    ``large_memory_facts`` facts is large: its cosines are measured from ``centring``
+    times its mean direction (``retrieval.fusion.centre_of``). Setting a weight to 0
     switches its technique off.
     """
 
@@ -78,12 +80,13 @@ class Weights:
     time: float = 0.24
     time_after_days: float = 7.0
     half_life_days: float = 30.0
-    trust_top: int = 1
+    trust_top: int = 3
+    trust_top_large: int = 1
     length_b: float = 1.0
     evidence_floor: float = 0.05
     translation_margin: float = 0.3
     centring: float = 0.8
-    centring_min_facts: int = 1000
+    large_memory_facts: int = 1000
 
     def for_query(self, query: str, *, one_script: bool = False) -> Weights:
         """These weights with ``lexical`` set for the query's script, and for whether
@@ -101,6 +104,14 @@ class Weights:
                 self, lexical=self.lexical_cjk_one_script if one_script else self.lexical_cjk
             )
         return replace(self, lexical=self.lexical_one_script) if one_script else self
+
+    def trust_top_for(self, memory_facts: int) -> int:
+        """How many of the nearest facts decide the trust in a memory of this size.
+
+        >>> Weights().trust_top_for(50), Weights().trust_top_for(5000)
+        (3, 1)
+        """
+        return self.trust_top_large if memory_facts >= self.large_memory_facts else self.trust_top
 
 
 @dataclass(frozen=True)

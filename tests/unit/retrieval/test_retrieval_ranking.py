@@ -129,19 +129,26 @@ def test_the_nearest_fact_in_the_query_language_is_not_outvoted_by_a_translation
     assert int(np.argmax(fuse(parts, weights))) == 0
 
 
-def test_a_full_translated_match_ranked_second_does_not_take_trust_from_the_answer() -> None:
-    # From a blind set, padded with long chatty turns: "What was my most recent blood
-    # pressure reading?" The English answer is nearest and says half the question; the
-    # short "有高血压,每天早上吃一片缬沙坦" says all of it through translations. Counting the
-    # script of the facts ranked two and three halved the answer's evidence, and the
-    # translation came first.
+def test_in_a_large_memory_a_full_translated_match_ranked_second_keeps_its_place() -> None:
+    # From a blind set padded with a thousand chatty turns: "What was my most recent
+    # blood pressure reading?" The English answer is nearest and says half the question;
+    # the short "有高血压,每天早上吃一片缬沙坦" says all of it through translations. Counting
+    # the script of the facts ranked two and three halved the answer's evidence, and the
+    # translation came first; in a large memory only the nearest fact decides.
     same = np.array([True, False, False])
     cosine, evidence = np.array([0.69, 0.55, 0.38]), np.array([0.5, 1.0, 0.0])
     weights = Weights().for_query("What was my most recent blood pressure reading?")
-    lexical = evidence * lexical_trust(same, cosine, weights.trust_top)
-    parts = score_parts(cosine, lexical, np.zeros(3), np.full(3, 0.9), weights)
-    assert lexical[0] == 0.5
-    assert int(np.argmax(fuse(parts, weights))) == 0
+
+    def first(memory_facts: int) -> int:
+        top = weights.trust_top_for(memory_facts)
+        lexical = evidence * lexical_trust(same, cosine, top)
+        parts = score_parts(cosine, lexical, np.zeros(3), np.full(3, 0.9), weights)
+        return int(np.argmax(fuse(parts, weights)))
+
+    assert first(weights.large_memory_facts) == 0
+    # In a small memory the next facts are the user's own and still share the say.
+    assert weights.trust_top_for(weights.large_memory_facts - 1) == 3
+    assert first(weights.large_memory_facts - 1) == 1
 
 
 def test_evidence_counts_more_when_every_candidate_is_in_the_query_script() -> None:
