@@ -181,8 +181,11 @@ class FactRepository:
 
     def revision(self, user_id: str) -> str | None:
         """A token that changes whenever the user's memory changes (None: never written)."""
-        number = self.store.revisions.latest(user_id)
-        return str(number) if number else None
+        return str(number) if (number := self.store.revisions.latest(user_id)) else None
+
+    def trim_revisions(self, user_id: str) -> int:
+        """Drop the user's old write-sequence records (store/revisions.py); how many."""
+        return self.store.revisions.trim(user_id)
 
     def count(self) -> int:
         """How many facts the store holds, all users together."""

@@ -80,6 +80,10 @@ class LifecyclePort(Protocol):
         """Rewrite the user's collection from its records; returns how many."""
         ...
 
+    def trim_revisions(self, user_id: str) -> int:
+        """Drop the user's old write-sequence records; returns how many numbers."""
+        ...
+
 
 class MaintenancePort(LifecyclePort, ConsolidationStore, Protocol):
     """Storage for a maintenance run that also consolidates."""
@@ -225,6 +229,7 @@ class Maintainer:
             report = report.merge(self._apply(plan, replayed=False))
         self.journal.done(user_id, now.timestamp())
         report = report.merge(self._consolidated(user_id, now))
+        self.facts.trim_revisions(user_id)  # after consolidating, which writes
         report = report.model_copy(
             update={"users": (user_id,), "seconds": time.perf_counter() - started}
         )

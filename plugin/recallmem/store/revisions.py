@@ -17,8 +17,17 @@ to skip a number another process claimed leaves its index at the number it had, 
 next read reloads it: two processes writing one user at the same instant never keep an
 index that misses the other's write (the last-writer-wins token this replaces could).
 
-Records are never deleted, not even by "forget me": a number claimed twice could hide
-a write from an index. So they hold nothing of the user: the record id carries a hash of
+A number claimed twice could hide a write from an index, so a record is deleted only
+once its whole *chunk* (``CHUNK`` numbers) is marked trimmed (:meth:`Revisions.trim`,
+run by maintenance, leaves the last ``CHUNK`` to ``2 * CHUNK`` numbers): the marker
+``trim:<user>:<chunk>`` is added before the chunk's records are deleted, and a number in
+a marked chunk counts as claimed whether or not its record is left. Every read that
+decides something reads the number's record and its chunk's marker in one call, so a
+writer that adds a deleted number back (its index that old) sees the marker and takes a
+later one, and an index that old is never current. Trimming keeps a user's records (and
+the scopes collection's vector index, which Chroma holds in memory) to what the recent
+writes need, instead of one record per write for ever. "Forget me" deletes none of
+them either, as they hold nothing of the user: the record id carries a hash of
 the user id (two users whose ids hashed alike would only share a sequence, which costs
 reloads, never a stale read), the record a random token, and no ``user_id`` metadata,
 which is what a purge of the scopes deletes by. They live in the scopes
@@ -42,7 +51,9 @@ from recallmem.errors import StoreError
 from recallmem.store.failures import store_errors
 
 HEAD_EVERY = 16  # claims between rewrites of the head hint
-_PROBE = 32  # numbers read per call when looking for the latest
+CHUNK = 64  # numbers trimmed together (store/revisions.py: markers)
+_PROBE = 32  # numbers read per call when looking for the latest (at most CHUNK)
+_TRIM_BATCH = 64  # chunks marked, then deleted, per call to Chroma
 _VECTOR = [1.0]  # records are read by id only; Chroma requires a vector
 
 
@@ -59,20 +70,20 @@ class Revisions:
         One read answers for a user of fewer than ``_PROBE`` writes (a cold user's load
         pays one round trip, not two): the head and the first numbers together.
         """
-        head_id, numbers = _head_id(user_id), range(1, 1 + _PROBE)
+        head_id, numbers, mark = _head_id(user_id), range(1, 1 + _PROBE), _mark_id(user_id, 1)
         with store_errors("read a revision head", self._where):
-            got = self._records.get(ids=[head_id, *(_slot_id(user_id, n) for n in numbers)],
+            got = self._records.get(ids=[head_id, mark, *(_slot_id(user_id, n) for n in numbers)],
                                     include=["metadatas"])  # fmt: skip
         found = dict(zip(got["ids"], got["metadatas"], strict=True))
         head = int(found[head_id]["seq"]) if head_id in found else 0
-        run = _run(user_id, numbers, found)
+        run = _PROBE if mark in found else _run(user_id, numbers, found)
         if run < _PROBE and head <= run:
             return run
         return self._last_claimed(user_id, max(head, run))
 
     def is_current(self, user_id: str, revision: int) -> bool:
         """Whether an index reflecting writes up to ``revision`` misses none."""
-        return not self._claimed([_slot_id(user_id, revision + 1)])
+        return not self._taken(user_id, range(revision + 1, revision + 2))
 
     def record_write(self, user_id: str, revision: int) -> int:
         """Claim a number for a write now in Chroma, made by a process whose index
@@ -102,9 +113,13 @@ class Revisions:
             with store_errors("claim revision numbers", self._where):
                 self._records.add(ids=list(slots.values()), embeddings=[_VECTOR] * len(slots),
                                   metadatas=[{"writer": tokens[u]} for u in slots])  # fmt: skip
-                got = self._records.get(ids=list(slots.values()), include=["metadatas"])
+                marks = [_mark_id(user, number) for user, number in pending.items()]
+                got = self._records.get(ids=[*slots.values(), *marks], include=["metadatas"])
             found = zip(got["ids"], got["metadatas"], strict=True)
             writers = {slot: meta.get("writer") for slot, meta in found}
+            trimmed = {u for u, n in pending.items() if _mark_id(u, n) in writers}
+            self._delete([slots[user] for user in trimmed])
+            writers.update({slots[user]: None for user in trimmed})
             if lost := [slot for slot in slots.values() if slot not in writers]:
                 raise StoreError(
                     f"revision records {lost[:3]} were added but cannot be read back from "
@@ -136,26 +151,71 @@ class Revisions:
         slot = _slot_id(user_id, number)
         with store_errors("claim a revision number", self._where):
             self._records.add(ids=[slot], embeddings=[_VECTOR], metadatas=[{"writer": token}])
-            got = self._records.get(ids=[slot], include=["metadatas"])
-        if not got["metadatas"]:
+            got = self._records.get(ids=[slot, _mark_id(user_id, number)], include=["metadatas"])
+        found = dict(zip(got["ids"], got["metadatas"], strict=True))
+        if _mark_id(user_id, number) in found:  # trimmed: claimed long ago, then deleted
+            self._delete([slot])
+            return False
+        if slot not in found:
             raise StoreError(
                 f"revision record {slot} was added but cannot be read back from "
                 f"{self._where}; the write itself is stored. Check the Chroma server's log."
             )
-        return bool(got["metadatas"][0].get("writer") == token)
+        return bool(found[slot].get("writer") == token)
 
     def _last_claimed(self, user_id: str, after: int) -> int:
         """The last claimed number, looking upward from ``after`` (claimed, or 0)."""
         while True:
             numbers = range(after + 1, after + 1 + _PROBE)
-            run = _run(user_id, numbers, self._claimed([_slot_id(user_id, n) for n in numbers]))
+            run = _run(user_id, numbers, self._taken(user_id, numbers))
             if run < _PROBE:
                 return after + run
             after += _PROBE
 
-    def _claimed(self, ids: list[str]) -> set[str]:
+    def trim(self, user_id: str) -> int:
+        """Drop the records of the user's numbers that are at least ``CHUNK`` below the
+        latest, a chunk at a time, each chunk marked before its records are deleted;
+        returns how many numbers were newly trimmed. Marks form a prefix of the chunks
+        (marked in order, in batches), so the first unmarked chunk is found by bisection;
+        the last marked batch's records are deleted again, in case a crash came between
+        its marks and its deletion."""
+        old_enough = (self.latest(user_id) - CHUNK) // CHUNK  # chunks [0, old_enough)
+        first = self._first_unmarked(user_id, old_enough)
+        self._delete(_chunk_slots(user_id, range(max(first - _TRIM_BATCH, 0), first)))
+        for start in range(first, old_enough, _TRIM_BATCH):
+            chunks = range(start, min(start + _TRIM_BATCH, old_enough))
+            with store_errors("mark revision numbers trimmed", self._where):
+                self._records.add(ids=[_chunk_mark(user_id, c) for c in chunks],
+                                  embeddings=[_VECTOR] * len(chunks),
+                                  metadatas=[{"trimmed": True}] * len(chunks))  # fmt: skip
+            self._delete(_chunk_slots(user_id, chunks))
+        return max(old_enough - first, 0) * CHUNK
+
+    def _first_unmarked(self, user_id: str, below: int) -> int:
+        low, high = 0, max(below, 0)
+        while low < high:
+            middle = (low + high) // 2
+            with store_errors("read a revision trim mark", self._where):
+                marked = self._records.get(ids=[_chunk_mark(user_id, middle)], include=[])["ids"]
+            low, high = (middle + 1, high) if marked else (low, middle)
+        return low
+
+    def _taken(self, user_id: str, numbers: range) -> set[str]:
+        """The ids of ``numbers`` that are claimed: recorded, or in a trimmed chunk."""
+        marks = {_mark_id(user_id, n) for n in numbers}
+        ids = [_slot_id(user_id, n) for n in numbers]
         with store_errors("read revision records", self._where):
-            return set(self._records.get(ids=ids, include=[])["ids"])
+            found = set(self._records.get(ids=[*ids, *marks], include=[])["ids"])
+        return {
+            i
+            for n, i in zip(numbers, ids, strict=True)
+            if i in found or _mark_id(user_id, n) in found
+        }
+
+    def _delete(self, ids: list[str]) -> None:
+        if ids:
+            with store_errors("delete trimmed revision records", self._where):
+                self._records.delete(ids=ids)
 
 
 def _run(user_id: str, numbers: range, found: Collection[str]) -> int:
@@ -166,6 +226,18 @@ def _run(user_id: str, numbers: range, found: Collection[str]) -> int:
 
 def _slot_id(user_id: str, number: int) -> str:
     return f"seq:{_key(user_id)}:{number}"
+
+
+def _chunk_slots(user_id: str, chunks: range) -> list[str]:
+    return [_slot_id(user_id, c * CHUNK + i) for c in chunks for i in range(1, CHUNK + 1)]
+
+
+def _mark_id(user_id: str, number: int) -> str:
+    return _chunk_mark(user_id, (number - 1) // CHUNK)
+
+
+def _chunk_mark(user_id: str, chunk: int) -> str:
+    return f"trim:{_key(user_id)}:{chunk}"
 
 
 def _head_id(user_id: str) -> str:

@@ -19,7 +19,7 @@ from coherence import USER, run
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
 from recallmem.store.client import open_client
-from recallmem.store.revisions import HEAD_EVERY, Revisions
+from recallmem.store.revisions import CHUNK, HEAD_EVERY, Revisions, _head_id
 from recallmem.testing import HashingEmbeddings
 from test_store_contract import CHROMA_URL, STORES, Opener, close_chroma_http_sessions, needs_server
 
@@ -83,6 +83,84 @@ def test_claims_for_many_users_at_once_take_each_users_next_free_number(client: 
     mine.record_writes(["ada", "bob", "cy", "ada"])
     assert [mine.latest(u) for u in ("ada", "bob", "cy")] == [HEAD_EVERY + 3, 2, 1]
     assert theirs.record_write("cy", 0) == 0 and theirs.latest("cy") == 2  # no number twice
+
+
+def _write(revisions: Revisions, user_id: str, times: int, seen: int = 0) -> int:
+    for _ in range(times):
+        seen = revisions.record_write(user_id, seen)
+    return seen
+
+
+def test_trimming_drops_old_records_and_changes_no_answer(client: Any) -> None:
+    records = client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}")
+    revisions = Revisions(records, "here")
+    seen = _write(revisions, "ada", 5 * CHUNK + 3)
+    _write(revisions, "bob", 3)
+    before = records.count()
+    assert revisions.trim("ada") == 4 * CHUNK  # the last CHUNK to 2 * CHUNK numbers stay
+    assert records.count() == before - 4 * CHUNK + 4  # one mark per chunk
+    assert revisions.latest("ada") == seen and revisions.is_current("ada", seen)
+    assert not revisions.is_current("ada", seen - 1)
+    assert not revisions.is_current("ada", 10)  # number 11's record is gone, still claimed
+    assert revisions.trim("ada") == 0 and revisions.trim("bob") == 0
+    assert revisions.latest("bob") == 3
+
+
+def test_a_writer_whose_index_predates_a_trim_takes_a_fresh_number(client: Any) -> None:
+    records = client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}")
+    mine, stale = Revisions(records, "here"), Revisions(records, "here")
+    seen = _write(mine, "ada", 3 * CHUNK)
+    mine.trim("ada")
+    after_trim = records.count()
+    # Its index reflects write 10; number 11's record was deleted, and adding it back
+    # must not make 11 its own: it takes the next free number and stays at 10.
+    assert stale.record_write("ada", 10) == 10
+    assert mine.latest("ada") == seen + 1 and not mine.is_current("ada", seen)
+    assert records.count() == after_trim + 1  # number 11 was not left behind
+
+
+def test_a_stale_head_hint_inside_trimmed_numbers_still_finds_the_latest(client: Any) -> None:
+    records = client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}")
+    revisions = Revisions(records, "here")
+    seen = _write(revisions, "ada", 3 * CHUNK)
+    revisions.trim("ada")
+    # The head is last-writer-wins: a slow writer can leave it far behind.
+    records.upsert(ids=[_head_id("ada")], embeddings=[[1.0]], metadatas=[{"seq": 5}])
+    assert revisions.latest("ada") == seen
+    revisions.record_writes(["ada"])  # an import's claim, starting from the head
+    assert revisions.latest("ada") == seen + 1
+
+
+def test_a_trim_cut_short_after_its_marks_is_finished_by_the_next(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = client.get_or_create_collection(f"rev_{uuid.uuid4().hex[:8]}")
+    revisions = Revisions(records, "here")
+    seen = _write(revisions, "ada", 4 * CHUNK)
+
+    def crash(ids: list[str]) -> None:
+        if ids:
+            raise OSError("killed between the marks and the deletion")
+
+    monkeypatch.setattr(revisions, "_delete", crash)
+    with pytest.raises(OSError):
+        revisions.trim("ada")
+    monkeypatch.undo()
+    marked = records.count()
+    assert revisions.latest("ada") == seen and not revisions.is_current("ada", 20)
+    assert revisions.trim("ada") == 0  # its chunks were marked already
+    assert records.count() == marked - 3 * CHUNK  # and their records are deleted now
+
+
+def test_maintenance_trims_a_users_sequence(open_memory: Opener) -> None:
+    memory = open_memory()
+    for n in range(2 * CHUNK + 5):
+        memory.remember(f"Note number {n} about bees", user_id="ada", category="knowledge")
+    revision = memory.revision("ada")
+    memory.maintain(user_id="ada")
+    assert memory.revision("ada") == revision
+    assert memory.repository.store.revisions.trim("ada") == 0  # maintenance did it
+    assert len(memory.recall("bees", user_id="ada", k=3)) == 3
 
 
 def test_a_write_landing_inside_anothers_write_is_seen_by_both(
