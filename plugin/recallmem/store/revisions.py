@@ -177,11 +177,12 @@ class Revisions:
         latest, a chunk at a time, each chunk marked before its records are deleted;
         returns how many numbers were newly trimmed. Marks form a prefix of the chunks
         (marked in order, in batches), so the first unmarked chunk is found by bisection;
-        the last marked batch's records are deleted again, in case a crash came between
-        its marks and its deletion."""
+        if the last marked chunk's last record is still there, a crash came between its
+        batch's marks and its deletion, and that batch is deleted again."""
         old_enough = (self.latest(user_id) - CHUNK) // CHUNK  # chunks [0, old_enough)
         first = self._first_unmarked(user_id, old_enough)
-        self._delete(_chunk_slots(user_id, range(max(first - _TRIM_BATCH, 0), first)))
+        if first and self._records_left([_slot_id(user_id, first * CHUNK)]):
+            self._delete(_chunk_slots(user_id, range(max(first - _TRIM_BATCH, 0), first)))
         for start in range(first, old_enough, _TRIM_BATCH):
             chunks = range(start, min(start + _TRIM_BATCH, old_enough))
             with store_errors("mark revision numbers trimmed", self._where):
@@ -195,10 +196,13 @@ class Revisions:
         low, high = 0, max(below, 0)
         while low < high:
             middle = (low + high) // 2
-            with store_errors("read a revision trim mark", self._where):
-                marked = self._records.get(ids=[_chunk_mark(user_id, middle)], include=[])["ids"]
+            marked = self._records_left([_chunk_mark(user_id, middle)])
             low, high = (middle + 1, high) if marked else (low, middle)
         return low
+
+    def _records_left(self, ids: list[str]) -> bool:
+        with store_errors("read revision trim records", self._where):
+            return bool(self._records.get(ids=ids, include=[])["ids"])
 
     def _taken(self, user_id: str, numbers: range) -> set[str]:
         """The ids of ``numbers`` that are claimed: recorded, or in a trimmed chunk."""
