@@ -143,23 +143,26 @@ def carried_vectors(
         raw = block["vectors"].get(fact.id)
         if raw is None:
             continue  # embedded on import
-        if (problem := _vector_problem(raw, size)) is not None:
-            rejected.append((row, f"{problem}; remove 'embeddings' to embed every fact again"))
+        decoded = _decoded_vector(raw, size)
+        if isinstance(decoded, str):
+            rejected.append((row, f"{decoded}; remove 'embeddings' to embed every fact again"))
         else:
-            carried[fact.id] = base64.b64decode(raw)
+            carried[fact.id] = decoded
     return carried, rejected
 
 
-def _vector_problem(raw: object, size: int) -> str | None:
+def _decoded_vector(raw: object, size: int) -> bytes | str:
+    """The vector's float32 bytes, decoded once; or why it is unusable."""
     try:
-        vector = np.frombuffer(base64.b64decode(str(raw), validate=True), dtype="<f4")
+        decoded = base64.b64decode(str(raw), validate=True)
+        vector = np.frombuffer(decoded, dtype="<f4")
     except (binascii.Error, ValueError):
         return "its vector in 'embeddings' is not base64 of float32 values"
     if vector.size != size:
         return f"its vector in 'embeddings' has {vector.size} values, not {size}"
     if not np.isfinite(vector).all() or not vector.any():
         return "its vector in 'embeddings' is zero or not finite"
-    return None
+    return decoded
 
 
 def _error_text(exc: ValidationError) -> str:
