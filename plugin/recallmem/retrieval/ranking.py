@@ -12,8 +12,8 @@ and evidence counts more there (``lexical_one_script``: 0.35 for words, 0.2 for 
 
 Lexical evidence can only speak for facts in the query's script, unless a translation
 connects them. In a memory that mixes Chinese and English, a question whose nearest
-facts by meaning are in the other language is most likely about one of those, and same-
-script word matches would then pull the wrong facts up; so evidence for facts in the
+facts by meaning are in the other language is most likely about one of those, and word
+matches in its own script would then pull the wrong facts up; so evidence for facts in the
 query's script is trusted by the share of the query's script among the dense top few,
 each counted by its rank (``lexical_trust``): the nearest fact weighs most, so a few
 long facts near every query (chatty dialogue turns) ranked second and third cannot
