@@ -76,9 +76,10 @@ def remember_in_steps(
     steps = [candidates[s : s + WRITE_STEP] for s in range(0, len(candidates), WRITE_STEP)]
     target.store.refuse_if_full()  # before the directory is asked anything
     # One step registers exactly what it writes; several list every candidate at once,
-    # while the first step is embedded.
-    listed = len(steps) > 1
-    ahead = (lambda: target.store.list_ahead(candidates)) if listed else None
+    # while the first step is embedded (and what they did not write leaves again).
+    listed = candidates if len(steps) > 1 else []
+    ahead = (lambda: target.store.list_ahead(listed)) if listed else None
+    user_id = candidates[0].user_id
     written: set[str] = set()
     results: list[Fact] = []
     try:
@@ -90,16 +91,14 @@ def remember_in_steps(
     except StoreError:
         # Chroma failed: ask nothing more of it (on a full disk a delete can hang). The
         # directory keeps the call's other entries, which name nothing and are skipped.
-        target.store.unlist(_unwritten(candidates, written) if listed else [], user_id=None)
+        target.store.unlist(_unwritten(listed, written), user_id=None)
         raise
     except BaseException:
         if written and len(results) < len(candidates):  # the last step's claim did not happen
-            _claim_after_failure(target, candidates[0].user_id)
-        if listed:
-            _unlist_unwritten(target.store, candidates, written)
+            _claim_after_failure(target, user_id)
+        _unlist_unwritten(target.store, listed, written, user_id)
         raise
-    if listed:
-        _unlist_unwritten(target.store, candidates, written)
+    _unlist_unwritten(target.store, listed, written, user_id)
     return results
 
 
@@ -132,9 +131,11 @@ def _unwritten(candidates: Sequence[Fact], written: set[str]) -> list[str]:
     return [c.id for c in candidates if c.id not in written]
 
 
-def _unlist_unwritten(store: FactStore, candidates: Sequence[Fact], written: set[str]) -> None:
-    unwritten = _unwritten(candidates, written)
+def _unlist_unwritten(
+    store: FactStore, listed: Sequence[Fact], written: set[str], user_id: str
+) -> None:
+    unwritten = _unwritten(listed, written)
     try:
-        store.unlist(unwritten, user_id=candidates[0].user_id)
+        store.unlist(unwritten, user_id=user_id)  # nothing listed: Chroma is not called
     except StoreError as exc:  # an entry that names nothing is skipped by lookups
         log.warning("recallmem: %d fact id(s) left in the id directory: %s", len(unwritten), exc)
