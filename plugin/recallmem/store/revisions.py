@@ -148,12 +148,12 @@ class Revisions:
 
     def _claim(self, user_id: str, number: int) -> bool:
         token = uuid.uuid4().hex
-        slot = _slot_id(user_id, number)
+        slot, mark = _slot_id(user_id, number), _mark_id(user_id, number)
         with store_errors("claim a revision number", self._where):
             self._records.add(ids=[slot], embeddings=[_VECTOR], metadatas=[{"writer": token}])
-            got = self._records.get(ids=[slot, _mark_id(user_id, number)], include=["metadatas"])
+            got = self._records.get(ids=[slot, mark], include=["metadatas"])
         found = dict(zip(got["ids"], got["metadatas"], strict=True))
-        if _mark_id(user_id, number) in found:  # trimmed: claimed long ago, then deleted
+        if mark in found:  # trimmed: claimed long ago, then deleted
             self._delete([slot])
             return False
         if slot not in found:
@@ -206,15 +206,11 @@ class Revisions:
 
     def _taken(self, user_id: str, numbers: range) -> set[str]:
         """The ids of ``numbers`` that are claimed: recorded, or in a trimmed chunk."""
-        marks = {_mark_id(user_id, n) for n in numbers}
-        ids = [_slot_id(user_id, n) for n in numbers]
+        pairs = [(_slot_id(user_id, n), _mark_id(user_id, n)) for n in numbers]
+        asked = {i for pair in pairs for i in pair}  # a chunk's mark once
         with store_errors("read revision records", self._where):
-            found = set(self._records.get(ids=[*ids, *marks], include=[])["ids"])
-        return {
-            i
-            for n, i in zip(numbers, ids, strict=True)
-            if i in found or _mark_id(user_id, n) in found
-        }
+            found = set(self._records.get(ids=list(asked), include=[])["ids"])
+        return {slot for slot, mark in pairs if slot in found or mark in found}
 
     def _delete(self, ids: list[str]) -> None:
         if ids:
