@@ -149,8 +149,9 @@ for n in range(400):
 """
 # Chroma 1.5 sometimes never returns from a write that meets a full disk (inside its
 # Rust core; 1-4 runs in 14 here, with or without this wave's changes). That write is
-# then killed, as a crash in mid-write would end it: it was never acknowledged.
-HUNG_WRITE_SECONDS = 60
+# then killed, as a crash in mid-write would end it: it was never acknowledged. The
+# whole fill takes about 20 s; a run past this has hung in its last write.
+FILL_TIMEOUT_SECONDS = 60
 
 
 def fill_the_disk(home: Path) -> dict[str, list[int]]:
@@ -159,7 +160,7 @@ def fill_the_disk(home: Path) -> dict[str, list[int]]:
     child = subprocess.Popen([sys.executable, "-c", UNGUARDED, str(home)], env=env_for(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        out, err = child.communicate(timeout=HUNG_WRITE_SECONDS)
+        out, err = child.communicate(timeout=FILL_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         child.kill()
         out, err = child.communicate()
