@@ -20,10 +20,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.bilingual import DEFAULT_CACHE, cosine_rank, run_default, score_set
+from bench.bilingual import DEFAULT_CACHE, cosine_rank, score_set
 from bench.bilingual_cache import RunEncoder
 from bench.bilingual_data import BLIND_KINDS, NOANSWER, EvalSet, Fact, load_blind_sets
 from bench.bilingual_metrics import breakdown
+from bench.bilingual_public import run_default
 from bench.data import REPO_ROOT
 from bench.report import machine_note, markdown_table, save_results, write_section
 

@@ -14,6 +14,9 @@ from recallmem.agent.middleware import MemoryMiddleware
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel
 
+PLAN = "上次讨论的部署方案是在阿里云 ACK 上做蓝绿部署"  # a decision the user made earlier
+HEDGE = "我无法访问之前的对话，能再说一下是哪个方案吗？"  # a reply that hedges about it
+
 
 class EventLog(BaseCallbackHandler):
     """Collects the custom callback events a run dispatches."""

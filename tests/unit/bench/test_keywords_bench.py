@@ -6,8 +6,8 @@ from __future__ import annotations
 from recallmem.limits import check_keywords
 from recallmem.secrets import scan
 
-from bench.bilingual import _item
 from bench.bilingual_data import EvalSet, Fact, User, load_blind_sets
+from bench.bilingual_public import memory_item
 from bench.keywords import KEYWORDS, load_keywords, tagged
 
 
@@ -23,5 +23,5 @@ def test_tagged_facts_carry_their_keywords_into_the_stored_items() -> None:
     fact = Fact("u-f1", "用户对青霉素过敏", frozenset({"u-f1"}), "knowledge")
     plain = EvalSet("s", "blind", (User("u", "zh", (fact,), ()),))
     (stored,) = tagged(plain, {"u-f1": ("penicillin", "allergy")}).users[0].facts
-    assert _item(stored)["keywords"] == ["penicillin", "allergy"]
-    assert "keywords" not in _item(fact) and stored.text == fact.text
+    assert memory_item(stored)["keywords"] == ["penicillin", "allergy"]
+    assert "keywords" not in memory_item(fact) and stored.text == fact.text
