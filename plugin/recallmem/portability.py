@@ -194,39 +194,47 @@ def validate_import(data: object, secrets: SecretPolicy = "refuse") -> Validated
     rejected: list[tuple[int, str]] = []
     seen: set[str] = set()
     for row, raw in enumerate(data["facts"]):
-        try:
-            fact = screen_fact(Fact.model_validate(raw), secrets)
-        except ValidationError as exc:
-            rejected.append((row, _error_text(exc)))
-            continue
-        except SecretRefusedError as exc:
-            rejected.append((row, str(exc)))
-            continue
-        if not visible_text(fact.content).strip():
-            rejected.append((row, "content is blank: only invisible characters"))
-            continue
-        if problem := _unstorable(fact):
-            rejected.append((row, problem))
-            continue
-        if fact.id in seen:
-            rejected.append((row, f"duplicate fact id {fact.id!r} in this import"))
+        fact = _checked_fact(raw, secrets, seen)
+        if isinstance(fact, str):
+            rejected.append((row, fact))
             continue
         seen.add(fact.id)
         facts.append(fact)
     for row, raw in enumerate(data.get("profiles", [])):
-        try:
-            profile = screen_profile(Profile.model_validate(raw), secrets)
-        except ValidationError as exc:
-            rejected.append((row, f"profiles[{row}]: {_error_text(exc)}"))
-            continue
-        except SecretRefusedError as exc:
-            rejected.append((row, f"profiles[{row}]: {exc}"))
-            continue
-        if problem := _unstorable(profile):
-            rejected.append((row, f"profiles[{row}]: {problem}"))
+        profile = _checked_profile(raw, secrets)
+        if isinstance(profile, str):
+            rejected.append((row, f"profiles[{row}]: {profile}"))
             continue
         profiles.append(profile)
     return ValidatedImport(facts=facts, profiles=profiles, rejected=rejected)
+
+
+def _checked_fact(raw: object, secrets: SecretPolicy, seen: set[str]) -> Fact | str:
+    """The row as a fact to store, or why it cannot be (``seen``: ids of earlier rows)."""
+    try:
+        fact = screen_fact(Fact.model_validate(raw), secrets)
+    except ValidationError as exc:
+        return _error_text(exc)
+    except SecretRefusedError as exc:
+        return str(exc)
+    if not visible_text(fact.content).strip():
+        return "content is blank: only invisible characters"
+    if problem := _unstorable(fact):
+        return problem
+    if fact.id in seen:
+        return f"duplicate fact id {fact.id!r} in this import"
+    return fact
+
+
+def _checked_profile(raw: object, secrets: SecretPolicy) -> Profile | str:
+    """The row as a profile to store, or why it cannot be."""
+    try:
+        profile = screen_profile(Profile.model_validate(raw), secrets)
+    except ValidationError as exc:
+        return _error_text(exc)
+    except SecretRefusedError as exc:
+        return str(exc)
+    return _unstorable(profile) or profile
 
 
 def accept_import(
