@@ -10,7 +10,7 @@ of them accept and refuse exactly the same inputs.
 >>> check_user_id("ada/admin")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spaces or '/'...
+recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spaces, '/'...
 """
 
 from __future__ import annotations
@@ -20,9 +20,24 @@ import re
 from recallmem.errors import InvalidInputError, MissingScopeError
 
 MAX_ID_CHARS = 200  # user, agent and thread ids, fact ids, reasons, text filters
+# Unicode's format characters (category Cf, as of Unicode 14: zero-width spaces and
+# joiners, bidi controls, the byte-order mark, tags, ...). They are invisible, so two ids
+# differing only by one look the same in the inspector, a table or a log, and a forget-me
+# could be aimed at the wrong user: a user id holds none.
+FORMAT_CHARACTERS = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)  # fmt: skip
+# The characters themselves, not escapes: Python's, Rust's (pydantic) and the browser's
+# regular expressions share no escape for characters beyond U+FFFF.
+_FORMAT_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in FORMAT_CHARACTERS)
 # A user id is a path segment of the API (/v1/users/{user}/...), so no '/' and no space;
 # \x1c-\x1f are the separators Python's str.strip removes but regex \s does not match.
-USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f]{{1,{MAX_ID_CHARS}}}$"
+USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f{_FORMAT_CLASS}]{{1,{MAX_ID_CHARS}}}$"
 # "Has something besides whitespace", in the sense of Python's str.strip.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
 
@@ -59,8 +74,8 @@ def check_user_id(user_id: object) -> str:
         )
     if not _USER_ID.fullmatch(user_id):
         raise MissingScopeError(
-            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces or '/' (it names "
-            f"the user in API paths), got {user_id[:40]!r}"
+            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces, '/' or invisible "
+            f"format characters (it names the user in API paths), got {user_id[:40]!r}"
         )
     return user_id
 

@@ -31,11 +31,21 @@ _SWAGGER_FILES = {
 
 router = APIRouter(include_in_schema=False)
 
+# No other site may frame these pages: inside a frame, a page's clicks and the writes it
+# makes pass the origin check as the inspector's own. The inspector loads nothing but its
+# own files; Swagger UI's page starts with an inline script, so only framing is denied.
+_NO_FRAMING = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff"}
+INSPECTOR_HEADERS = {
+    **_NO_FRAMING,
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+}
+DOCS_HEADERS = {**_NO_FRAMING, "Content-Security-Policy": "frame-ancestors 'none'"}
+
 
 def _served(folder: Path, files: dict[str, str], name: str) -> FileResponse:
     if name not in files:
         raise HTTPException(404)
-    return FileResponse(folder / name, media_type=files[name])
+    return FileResponse(folder / name, media_type=files[name], headers=_NO_FRAMING)
 
 
 def inspector_page() -> str:
@@ -49,7 +59,7 @@ def inspector_page() -> str:
 @router.get("/")
 async def inspector() -> HTMLResponse:
     """The inspector page."""
-    return HTMLResponse(inspector_page())
+    return HTMLResponse(inspector_page(), headers=INSPECTOR_HEADERS)
 
 
 @router.get("/static/{name}")
@@ -61,7 +71,7 @@ async def inspector_file(name: str) -> FileResponse:
 @router.get("/docs")
 async def docs() -> HTMLResponse:
     """Swagger UI over ``/openapi.json``, from local files, with no online validator."""
-    return get_swagger_ui_html(
+    page = get_swagger_ui_html(
         openapi_url="/openapi.json",
         title="recallmem API",
         swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
@@ -70,6 +80,8 @@ async def docs() -> HTMLResponse:
         oauth2_redirect_url=None,
         swagger_ui_parameters={"validatorUrl": None},
     )
+    page.headers.update(DOCS_HEADERS)
+    return page
 
 
 @router.get(DOCS_ASSETS + "/{name}")

@@ -112,3 +112,13 @@ def test_pages_render_in_a_browser_cut_off_from_other_hosts(memory: Memory) -> N
         expect(page.locator("#status")).to_contain_text("Enter a user id")
         browser.close()
     assert outside == []
+
+
+def test_no_other_site_may_frame_the_pages(client: TestClient) -> None:
+    for path in PAGES:
+        headers = client.get(path).headers
+        assert headers["x-frame-options"] == "DENY", path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"], path
+    assert "default-src 'self'" in client.get("/").headers["content-security-policy"]
+    for path in OWN_FILES:
+        assert client.get(path).headers["x-content-type-options"] == "nosniff", path

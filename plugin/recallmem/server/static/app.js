@@ -482,7 +482,7 @@ function setOpen(open) {
 async function connect(event) {
   if (event) event.preventDefault();
   closeUser();
-  const user = $("#user").value.trim();
+  const user = $("#user").value;  // as typed: trimming could turn one user id into another
   state.agent = $("#agent").value.trim();
   state.token = $("#token").value;
   state.offset = 0;
