@@ -33,6 +33,7 @@ from recallmem.limits import MAX_IMPORT_ROWS
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile
 from recallmem.types import Fact, Profile, utcnow
+from recallmem.validation import foreign_rows
 
 FORMAT = "recallmem.export"
 VERSION = 1
@@ -259,9 +260,8 @@ def accept_import(
         checked.rejected
         + unusable
         + [
-            (row, f"fact id {f.id!r} already belongs to another user")
-            for row, f in enumerate(checked.facts)
-            if existing.get(f.id, f.user_id) != f.user_id
+            (row, f"fact id {checked.facts[row].id!r} already belongs to another user")
+            for row in foreign_rows(checked.facts, existing)
         ]
     )
     if rejected:

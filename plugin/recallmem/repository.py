@@ -1,23 +1,22 @@
 """Chroma and the hot per-user indexes, kept consistent with each other.
 
-Every write goes to Chroma first, then claims the next number of the user's write
-sequence (:mod:`recallmem.store.revisions`), then updates this process's index; it runs
-under that user's lock, taken here, so no caller has to know the protocol. Every read
-starts from the user's index, which is reloaded when a write it does not reflect was
-claimed (by any process), so ``get``, ``facts`` and ``nearest`` all see the same state,
-and a write acknowledged by one process is seen by the next read of every other. This
-is the only place that knows both Chroma and the indexes: :class:`~recallmem.Memory`
-and the extraction pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call
-the methods below.
+Every write goes to Chroma first, then claims the next number of the user's write sequence
+(:mod:`recallmem.store.revisions`), then updates this process's index; it runs under that
+user's lock, taken here, so no caller has to know the protocol. Every read starts from the
+user's index, which is reloaded when a write it does not reflect was claimed (by any
+process), so ``get``, ``facts`` and ``nearest`` all see the same state, and a write
+acknowledged by one process is seen by the next read of every other. This is the only place
+that knows both Chroma and the indexes: :class:`~recallmem.Memory` and the extraction
+pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
 
-A write that fails drops the user's index, so the next read reloads what Chroma holds:
-the process never shows facts the store lacks, nor misses facts it has. An import is
-recorded as an intent before its first write (:mod:`recallmem.store.intents`), and an
-intent left by a crash or a failure is completed when the repository is next opened.
+A write that fails drops the user's index, so the next read reloads what Chroma holds: the
+process never shows facts the store lacks, nor misses facts it has. An import is recorded as
+an intent before its first write (:mod:`recallmem.store.intents`), and an intent left by a
+crash or a failure is completed when the repository is next opened.
 
-Access times are the one write a read causes, and it is kept apart: a recall records
-them in memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next
-write, or at :meth:`FactRepository.flush_access_times` (``Memory.close``).
+Access times are the one write a read causes, and it is kept apart: a recall records them in
+memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next write, or
+at :meth:`FactRepository.flush_access_times` (``Memory.close``).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from langchain_core.embeddings import Embeddings
 
 from recallmem.config import MemoryConfig
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
-from recallmem.errors import FactNotFoundError, StoreError
+from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
 from recallmem.import_writer import Carried, ImportWriter
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
@@ -44,6 +43,7 @@ from recallmem.store.chroma import FactStore
 from recallmem.store.intents import IntentLog
 from recallmem.store.opening import open_store
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
+from recallmem.validation import foreign_rows
 
 log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
@@ -269,7 +269,13 @@ class FactRepository:
         self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
     def put(self, facts: Sequence[Fact]) -> None:
-        """Write whole fact records as they are, embedding only changed texts; no dedup."""
+        """Write whole fact records as they are, embedding only changed texts; no dedup.
+        Raises InvalidInputError, writing nothing, for an id another user's fact has."""
+        if taken := foreign_rows(facts, self.owners([f.id for f in facts]) if facts else {}):
+            raise InvalidInputError(
+                f"fact id {facts[taken[0]].id!r} already belongs to another user; nothing was "
+                "written (leave id out of Fact(...) to get a new one)"
+            )
         for user_id in dict.fromkeys(f.user_id for f in facts):
             with self._writing(user_id) as index:
                 self._save(index, [f for f in facts if f.user_id == user_id])
@@ -289,15 +295,8 @@ class FactRepository:
             self._save(index, [fact])
             return fact
 
-    def forget(
-        self,
-        user_id: str,
-        *,
-        fact_id: str | None,
-        thread_id: str | None,
-        agent_id: str | None,
-        purge: bool,
-    ) -> int:
+    def forget(self, user_id: str, *, fact_id: str | None, thread_id: str | None,
+               agent_id: str | None, purge: bool) -> int:  # fmt: skip
         """Soft-delete or erase one fact or a scope of the user's; returns how many
         (erasing the whole user never reads the user's collection, which may be broken)."""
         if purge and fact_id is None and thread_id is None and agent_id is None:

@@ -10,7 +10,7 @@ recallmem.errors.InvalidInputError: unknown category 'hobby'; use one of: identi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -284,3 +284,15 @@ def edit_fact(
                             reason=reason or "edited")  # fmt: skip
         changes["history"] = (*old.history, revision)
     return old.model_copy(update=changes)
+
+
+def foreign_rows(facts: Sequence[Fact], owners: Mapping[str, str]) -> list[int]:
+    """The rows of ``facts`` whose id another user's stored fact already has (``owners``:
+    each stored id's user): writing them would take that fact over.
+
+    >>> from recallmem.types import Fact
+    >>> fact = Fact(id="f1", content="Writes Go", category="knowledge", user_id="bob")
+    >>> foreign_rows([fact], {"f1": "ada"}), foreign_rows([fact], {"f1": "bob"})
+    ([0], [])
+    """
+    return [row for row, f in enumerate(facts) if owners.get(f.id, f.user_id) != f.user_id]

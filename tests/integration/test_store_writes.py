@@ -11,6 +11,7 @@ import chromadb
 import numpy as np
 import pytest
 from recallmem import Fact, Memory, MemoryConfig
+from recallmem.errors import InvalidInputError
 from recallmem.store.chroma import FactStore
 from recallmem.store.client import chroma_settings
 from recallmem.store.layout import USER_HNSW, user_collection
@@ -130,6 +131,18 @@ def test_isolation_does_not_rest_on_the_collection_name(
         assert [h.fact.id for h in memory.recall("green tea", user_id="ada", k=5)] == [ada.id]
         assert [f.id for f in memory.store.get([ada.id], user_id="bob")] == []
         assert ada.id not in memory.store.ids_where("bob", agent_id=None, thread_id=None)
+
+
+def test_a_put_cannot_take_over_another_users_fact_id(memory: Memory) -> None:
+    ada = memory.remember("Keeps bees on the roof", user_id="ada", category="identity")
+    bob = Fact(id=ada.id, content="Bob owns this id now", category="identity", user_id="bob")
+    mine = Fact(content="Plays the cello", category="identity", user_id="bob")
+    with pytest.raises(InvalidInputError, match="already belongs to another user"):
+        memory.put([mine, bob])
+    assert memory.get(ada.id).user_id == "ada"  # the id-only lookup still finds ada's fact
+    assert memory.list(user_id="bob") == []  # nothing of the call was written
+    memory.put([ada.model_copy(update={"content": "Keeps two hives on the roof"})])
+    assert memory.get(ada.id, user_id="ada").content == "Keeps two hives on the roof"
 
 
 def test_write_sequence_records_keep_no_user_id_after_forget_me(memory: Memory) -> None:
