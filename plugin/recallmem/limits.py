@@ -50,7 +50,6 @@ DEFAULT_PAGE = 50  # facts per listed page
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
 MAX_IMPORT_ROWS = 200_000
-MAX_IMPORT_ID_CHARS = 256  # a fact id in an import (the store refuses longer ones)
 DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
 # A fact's search keywords (``Fact.keywords``): a few short words, often in the user's other
 # language, indexed lexically beside the content; a sentence would be content, not a keyword.

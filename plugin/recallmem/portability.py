@@ -27,13 +27,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recallmem.config import SecretPolicy
-from recallmem.errors import ImportRejectedError, SecretRefusedError
-from recallmem.limits import MAX_IMPORT_ID_CHARS as MAX_ID_CHARS
-from recallmem.limits import MAX_IMPORT_ROWS
+from recallmem.errors import ImportRejectedError, InvalidInputError, SecretRefusedError
+from recallmem.limits import MAX_IMPORT_ROWS, check_scope_id
 from recallmem.quoting import visible_text
-from recallmem.secrets import screen_fact, screen_profile
+from recallmem.secrets import screen_fact
 from recallmem.types import Fact, Profile, utcnow
-from recallmem.validation import foreign_rows
+from recallmem.validation import check_profile, foreign_rows, id_problem
 
 FORMAT = "recallmem.export"
 VERSION = 1
@@ -172,14 +171,16 @@ def _error_text(exc: ValidationError) -> str:
     )
 
 
-def _unstorable(record: Fact | Profile) -> str | None:
-    """Why the store would refuse a record that passed the model's validation."""
-    fact_id = getattr(record, "id", None)
-    if fact_id is not None and not fact_id.strip():
-        return "'id' is empty; give the fact a non-blank id, or leave 'id' out to get a new one"
-    if fact_id is not None and len(fact_id) > MAX_ID_CHARS:
-        return f"'id' is longer than {MAX_ID_CHARS} characters"
-    return None  # text Chroma cannot encode (a lone surrogate) already fails the model
+def _unstorable(fact: Fact) -> str | None:
+    """Why the store would refuse a fact that passed the model's validation, or the
+    library's writes would (text Chroma cannot encode, a lone surrogate, already fails
+    the model)."""
+    try:
+        check_scope_id(fact.agent_id, "agent_id")
+        check_scope_id(fact.thread_id, "thread_id")
+    except InvalidInputError as exc:
+        return str(exc)
+    return id_problem(fact.id)
 
 
 def validate_import(data: object, secrets: SecretPolicy = "refuse") -> ValidatedImport:
@@ -228,14 +229,14 @@ def _checked_fact(raw: object, secrets: SecretPolicy, seen: set[str]) -> Fact | 
 
 
 def _checked_profile(raw: object, secrets: SecretPolicy) -> Profile | str:
-    """The row as a profile to store, or why it cannot be."""
+    """The row as a profile to store, or why it cannot be (the library's rules for a
+    profile, :func:`recallmem.validation.check_profile`)."""
     try:
-        profile = screen_profile(Profile.model_validate(raw), secrets)
+        return check_profile(Profile.model_validate(raw), secrets)
     except ValidationError as exc:
         return _error_text(exc)
-    except SecretRefusedError as exc:
+    except InvalidInputError as exc:  # a secret, a section too long, a bad scope
         return str(exc)
-    return _unstorable(profile) or profile
 
 
 def accept_import(

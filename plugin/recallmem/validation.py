@@ -10,6 +10,7 @@ recallmem.errors.InvalidInputError: unknown category 'hobby'; use one of: identi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +19,15 @@ from pydantic import ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import InvalidInputError
-from recallmem.limits import check_k, check_keywords, check_scope_id, check_user_id
+from recallmem.limits import (
+    MAX_ID_CHARS,
+    MAX_SUMMARY_CHARS,
+    USER_ID_PATTERN,
+    check_k,
+    check_keywords,
+    check_scope_id,
+    check_user_id,
+)
 from recallmem.limits import check_query as _check_query_text
 from recallmem.quoting import visible_text
 from recallmem.secrets import screen_fact, screen_profile, screen_text
@@ -105,6 +114,23 @@ def parse_categories(values: Iterable[object] | None) -> frozenset[Category] | N
             f"any of: {VALID_CATEGORIES}"
         )
     return frozenset(parse_category(v) for v in values)
+
+
+def id_problem(fact_id: str) -> str | None:
+    """Why a fact id given by a caller (an import, ``put``) cannot be stored, if it cannot:
+    it names the fact in API paths (``/v1/users/{user}/facts/{id}``), so it follows the
+    user id's rule.
+
+    >>> id_problem("f-1"), id_problem("../x")  # doctest: +ELLIPSIS
+    (None, "'id' '../x' cannot name a fact in the API's paths: ...")
+    """
+    if re.fullmatch(USER_ID_PATTERN, fact_id):
+        return None
+    return (
+        f"'id' {fact_id[:40]!r} cannot name a fact in the API's paths: give 1-{MAX_ID_CHARS} "
+        "characters without spaces, '/' or invisible format characters, or leave 'id' out "
+        "to get a new one"
+    )
 
 
 def check_fact_id(value: object) -> str:
@@ -233,6 +259,13 @@ def check_profile(profile: object, secrets: SecretPolicy = "refuse") -> Profile:
             "Profile(user_id=..., work_context=ProfileSection(summary=...))"
         )
     require_user(profile.user_id)
+    check_scope_id(profile.agent_id, "agent_id")
+    for name, section in profile.sections().items():
+        if len(section.summary) > MAX_SUMMARY_CHARS:
+            raise InvalidInputError(
+                f"profile section {name!r} is {len(section.summary)} characters; the limit is "
+                f"{MAX_SUMMARY_CHARS}: a section is a short summary, the details are facts"
+            )
     return screen_profile(profile, secrets)
 
 

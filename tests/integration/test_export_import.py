@@ -6,7 +6,7 @@ import json
 
 import pytest
 from recallmem import Memory, MemoryConfig, Profile
-from recallmem.errors import ImportRejectedError
+from recallmem.errors import ImportRejectedError, InvalidInputError
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import ProfileSection, Source, utcnow
 
@@ -70,3 +70,24 @@ def test_corrupt_rows_are_named_and_nothing_is_written(memory: Memory) -> None:
 def test_garbage_payloads_are_rejected(memory: Memory, payload: object) -> None:
     with pytest.raises(ImportRejectedError):
         memory.import_(payload)
+
+
+def test_an_import_keeps_the_limits_every_other_write_keeps(memory: Memory) -> None:
+    base = {"category": "context", "user_id": "ada"}
+    data = {"format": "recallmem.export", "version": 1, "facts": [
+        {**base, "content": "Fine"},
+        {**base, "content": "A fact no path can name", "id": "../../x"},
+        {**base, "content": "An invisible id", "id": "f\u200b1"},
+        {**base, "content": "A huge agent", "agent_id": "a" * 5000},
+    ], "profiles": [
+        {"user_id": "ada", "work_context": {"summary": "s" * 10_000}},
+    ]}  # fmt: skip
+    with pytest.raises(ImportRejectedError) as caught:
+        memory.import_(data)
+    reasons = dict(caught.value.rejected[:3])
+    assert sorted(reasons) == [1, 2, 3] and "API's paths" in reasons[1] + reasons[2]
+    assert "agent_id" in reasons[3]
+    assert "work_context" in caught.value.rejected[3][1]
+    assert memory.export(user_id="ada")["facts"] == []  # nothing was written
+    with pytest.raises(InvalidInputError, match="work_context"):  # the library's own rule
+        memory.set_profile(Profile(user_id="ada", work_context=ProfileSection(summary="s" * 4001)))
