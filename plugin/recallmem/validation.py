@@ -205,8 +205,12 @@ def check_valid_until(value: object) -> datetime | None:
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:
-    """A non-empty query and a sane k (:mod:`recallmem.limits`)."""
-    return _check_query_text(query), check_k(k)
+    """A query with visible text and a sane k (:mod:`recallmem.limits`); a query of
+    invisible characters only is as empty as content of them."""
+    text = _check_query_text(query)
+    if not visible_text(text).strip():
+        raise InvalidInputError("query has only invisible characters; describe what to recall")
+    return text, check_k(k)
 
 
 def new_fact(

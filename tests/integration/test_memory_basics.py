@@ -154,6 +154,7 @@ def test_list_filters_and_paginates(memory: Memory) -> None:
         (lambda m: m.remember("ok", user_id="ada", category="goal", confidence=1.5), "from 0 to 1"),
         (lambda m: m.remember("ok", user_id="", category="goal"), "user_id is required"),
         (lambda m: m.recall("", user_id="ada"), "query is empty"),
+        (lambda m: m.recall("\u200b\u2060", user_id="ada"), "only invisible characters"),
         (lambda m: m.recall("x", user_id="ada", k=0), "k must be"),
         (
             lambda m: m.remember_many(
