@@ -223,7 +223,9 @@ def install(app: FastAPI) -> None:
             detail=f"the service failed on this request ({type(exc).__name__}); the "
             "service's log has the details. Retry, or report it with the log",
         )
-        return respond(problem)
+        # Starlette raises the error on after this answer and the server then drops the
+        # connection; saying so keeps a client from sending its next request down it.
+        return respond(problem, {"Connection": "close"})
 
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(Exception, on_unexpected)

@@ -9,7 +9,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from httpx import Response
-from serverkit import JSON
+from serverkit import ADA, JSON
 
 PROBLEM = "application/problem+json"
 
@@ -161,3 +161,19 @@ def test_health_needs_no_token(anonymous: TestClient) -> None:
     response = anonymous.get("/v1/health")
     assert response.status_code == 200
     assert response.json()["auth"] == "bearer"
+
+
+def test_an_unexpected_failure_is_a_500_problem_that_closes_the_connection(
+    app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = app.state.service.memory
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("disk controller on fire")
+
+    monkeypatch.setattr(memory.repository, "index", broken)
+    client = TestClient(app, raise_server_exceptions=False)
+    response = client.get("/v1/users/ada/facts", headers={"Authorization": f"Bearer {ADA}"})
+    body = problem(response, 500)
+    assert "RuntimeError" in body["detail"] and "fire" not in body["detail"]  # no internals
+    assert response.headers["connection"] == "close"
