@@ -6,10 +6,11 @@ the digit groups of a card), a look-alike letter (Cyrillic ``а`` in "password")
 compatibility form (fullwidth ``４１１１``, ``ｓｋ-``, mathematical bold letters).
 :func:`view_of` gives the rules a view of the text with every hidden character removed
 (:func:`recallmem.quoting.hidden_characters`, the set ``quote_text`` strips before a model
-reads the text), the braille blank read as a space, NFKC applied and the common Cyrillic
-and Greek look-alikes of Latin letters folded, each character on its own. Every
-position of the view maps back to the character of the original it came from, so a
-finding's span covers the original characters, the hidden ones inside the secret too.
+reads the text), the braille blank read as a space, every script's decimal digits read as
+ASCII ones, NFKC applied and the common Cyrillic and Greek look-alikes of Latin letters
+folded, each character on its own. Every position of the view maps back to the character
+of the original it came from, so a finding's span covers the original characters, the
+hidden ones inside the secret too.
 
 The view costs nothing on ASCII text and little on Chinese: only characters outside a
 few blocks that no step changes (ASCII, Latin-1 letters, CJK ideographs, Hangul
@@ -52,6 +53,8 @@ def _seen(char: str) -> str:
         return ""
     if char == BRAILLE_BLANK:
         return " "
+    if (digit := unicodedata.decimal(char, None)) is not None:
+        return str(digit)  # any script's digit (٤, ४): a card number in it is one
     folded = unicodedata.normalize("NFKC", char).translate(_LOOKALIKES)
     return "".join(c for c in folded if c not in hidden)
 

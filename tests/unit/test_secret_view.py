@@ -38,6 +38,9 @@ EVASIONS = {
     "\uff11\uff11\uff11\uff11": "\uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 "
     "\uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11",
     "我的密\u200b码是 hunter2blue": "hunter2blue",
+    "My card is \u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 "
+    "\u0661\u0661\u0661\u0661": "\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 "
+    "\u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661",  # Arabic-Indic digits
     "Ada's AWS key is AKIA\u200dIOSFODNN7EXAMPLE": "AKIA\u200dIOSFODNN7EXAMPLE",
 }
 
