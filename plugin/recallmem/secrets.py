@@ -38,6 +38,7 @@ from recallmem.errors import SecretRefusedError
 from recallmem.prompts import compiled_patterns, load_data
 from recallmem.secret_checks import CHECKS, looks_random, looks_strong
 from recallmem.secret_gates import Gate
+from recallmem.secret_view import view_of
 from recallmem.text import STOPWORDS
 from recallmem.types import PROFILE_SECTIONS, Fact, Profile
 
@@ -156,7 +157,31 @@ class SecretRules:
         return True
 
     def scan(self, text: str) -> list[Finding]:
-        """Every secret in ``text``, in order, overlapping findings merged."""
+        """Every secret in ``text``, in order, overlapping findings merged.
+
+        The rules read the text as a reader sees it (:mod:`recallmem.secret_view`:
+        hidden characters removed, NFKC, look-alike letters folded), and each finding
+        spans the original characters it was read from. A text that lost a hidden
+        character is read as written too: there the character parted two words
+        ("is\u200bsk-..."), which its removal joins.
+        """
+        view = view_of(text)
+        if view is None:
+            found = self._found(text)
+        else:
+            found = [Finding(f.kind, *view.span(f.start, f.end)) for f in self._found(view.text)]
+            if view.removed:
+                found += self._found(text)
+        merged: list[Finding] = []
+        for item in sorted(found, key=lambda f: (f.start, -f.end)):
+            if merged and item.start < merged[-1].end:
+                last = merged[-1]
+                merged[-1] = Finding(last.kind, last.start, max(last.end, item.end))
+            else:
+                merged.append(item)
+        return merged
+
+    def _found(self, text: str) -> list[Finding]:
         found: list[Finding] = []
         gated = self.gate.gated if self.gate is not None else None
         opened = self.gate is None or self.gate.opens(text)
@@ -170,14 +195,7 @@ class SecretRules:
                     if self._accepts(rule, match):
                         group = "value" if "value" in pattern.groupindex else 0
                         found.append(Finding(rule.kind, *match.span(group)))
-        merged: list[Finding] = []
-        for item in sorted(found, key=lambda f: (f.start, -f.end)):
-            if merged and item.start < merged[-1].end:
-                last = merged[-1]
-                merged[-1] = Finding(last.kind, last.start, max(last.end, item.end))
-            else:
-                merged.append(item)
-        return merged
+        return found
 
 
 def _rule(spec: RuleSpec) -> Rule:
@@ -239,8 +257,12 @@ def find_secret(
     the words that led to it.
     """
     rules = rules or load_secret_rules()
-    if count_redacted and (at := text.casefold().find(rules.redaction.casefold())) >= 0:
-        return Finding("redacted secret", at, at + len(rules.redaction))
+    if count_redacted:
+        view = view_of(text)
+        read = text if view is None else view.text
+        if marker := re.search(re.escape(rules.redaction), read, re.IGNORECASE):
+            span = marker.span() if view is None else view.span(*marker.span())
+            return Finding("redacted secret", *span)
     found = rules.scan(text)
     return found[0] if found else None
 

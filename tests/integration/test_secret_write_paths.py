@@ -2,11 +2,13 @@
 
 Paths: ``remember``, ``remember_many``, ``update``, ``set_profile``, ``import_``, the
 ``remember`` tool, and the extraction queue (the API: server/test_api_secrets.py) that
-``observe`` writes. After each, no byte of the secret is in any file under the home.
+``observe`` writes. After each, no byte of the secret is in any file under the home; the
+same for secrets disguised by hidden characters, look-alike letters and fullwidth forms.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from recallmem import Memory, MemoryConfig, MemoryToolkit
 from recallmem.errors import ImportRejectedError, SecretRefusedError
+from recallmem.quoting import visible_text
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 from recallmem.types import Profile, ProfileSection
+
+from tests.unit.test_secret_view import EVASIONS
 
 # One secret of each family, said as users say them.
 SAID = {
@@ -189,3 +194,45 @@ def test_extraction_never_shows_or_journals_a_secret(home: Path) -> None:
     sent = "\n".join(m.text for m in model.requests[0])
     assert "hunter2" not in sent and "[REDACTED]" in sent
     assert_nowhere_on_disk(home, ["hunter2"])
+
+
+# Evasions of the detector (tests/unit/test_secret_view.py): hidden characters inside a
+# secret, look-alike letters, fullwidth forms. Each, as stored, and as a reader sees it.
+def _forms(secret: str) -> list[str]:
+    return [secret, visible_text(secret), unicodedata.normalize("NFKC", visible_text(secret))]
+
+
+@pytest.mark.parametrize(("text", "secret"), EVASIONS.items())
+def test_remember_refuses_an_evasion_and_nothing_of_it_is_written(
+    memory: Memory, home: Path, text: str, secret: str
+) -> None:
+    with pytest.raises(SecretRefusedError, match="content holds a secret") as caught:
+        memory.remember(text, user_id="ada", category="knowledge")
+    assert caught.value.kinds and secret not in str(caught.value)
+    memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
+    memory.close()
+    assert_nowhere_on_disk(home, _forms(secret))
+
+
+def test_observe_queues_evasions_redacted(home: Path) -> None:
+    messages = [HumanMessage(text, id=f"m{n}") for n, text in enumerate(EVASIONS)]
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
+        assert memory.observe(messages, user_id="ada", thread_id="t1").queued == len(EVASIONS)
+        queued = [m.content for entry in memory.pending(user_id="ada") for m in entry.messages]
+        assert queued == [text.replace(secret, "[REDACTED]") for text, secret in EVASIONS.items()]
+    assert_nowhere_on_disk(home, [form for secret in EVASIONS.values() for form in _forms(secret)])
+
+
+def test_import_rejects_every_row_holding_an_evasion(memory: Memory, home: Path) -> None:
+    memory.remember("Writes TypeScript", user_id="ada", category="knowledge")
+    export = memory.export(user_id="ada")
+    memory.forget(user_id="ada", purge=True)
+    row = export["facts"][0]
+    export["facts"] = [{**row, "id": f"{n:032x}", "content": text}
+                       for n, text in enumerate(EVASIONS)]  # fmt: skip
+    with pytest.raises(ImportRejectedError) as caught:
+        memory.import_(export)
+    assert {n for n, _ in caught.value.rejected} == set(range(len(EVASIONS)))
+    assert memory.list(user_id="ada") == []
+    memory.close()
+    assert_nowhere_on_disk(home, [form for secret in EVASIONS.values() for form in _forms(secret)])

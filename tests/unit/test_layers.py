@@ -56,6 +56,7 @@ LAYERS: dict[str, int] = {
             "secrets",
             "secret_checks",
             "secret_gates",
+            "secret_view",
             "testing",
         ]
     },

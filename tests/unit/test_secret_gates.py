@@ -12,7 +12,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recallmem.secret_gates import Gate, required_words
+from recallmem.secret_gates import ASCII_CASE_PAIRS, Gate, required_words
 from recallmem.secrets import SecretRules, load_secret_rules
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -99,9 +99,28 @@ def test_a_text_with_no_word_skips_the_gated_patterns() -> None:
     assert patterns[0].search("my \u017fecret = x")
 
 
+def test_the_lowered_search_answers_as_the_case_insensitive_one(rules: SecretRules) -> None:
+    gate = rules.gate
+    assert gate is not None and gate._lowered is not None and gate._any is not None
+    texts = [v for text in corpus() for v in variants(text)]
+    texts += [text.replace("a", "\u0131") for text in corpus()]  # dotless ı, the fourth pair
+    assert [t for t in texts if gate.opens(t) != bool(gate._any.search(t))] == []
+
+
+def test_the_characters_re_pairs_with_ascii_are_the_ones_the_gate_names() -> None:
+    # Every code point, once, through each ASCII letter's case-insensitive pattern.
+    everything = "".join(map(chr, range(0x80, 0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    paired = {c for letter in "abcdefghijklmnopqrstuvwxyz"
+              for c in re.findall(letter, everything, re.IGNORECASE)}  # fmt: skip
+    assert paired == set(ASCII_CASE_PAIRS)
+    # lower() keeps every position but İ's, and makes ASCII of no other character.
+    changed = {c for c in everything if len(c.lower()) != 1 or c.lower().isascii()}
+    assert changed <= set(ASCII_CASE_PAIRS)
+
+
 ALPHABET = st.sampled_from(["password", "pw", " is ", ": ", "=", "_", "-", "sk-", "token", "key",
     "secret", "密码", "是", "a1B2c3D4e5F6g7H8", "4111 1111 1111 1111", "123-45-6789", " ",
-    "\u017f", "\u212a", "PIN ", "1234", "https://", "u:p@", "verification code ", "Ab9"])  # fmt: skip
+    "\u017f", "\u212a", "\u0130", "\u0131", "PIN ", "1234", "https://", "u:p@", "verification code ", "Ab9"])  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None)
