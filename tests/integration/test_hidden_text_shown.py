@@ -13,7 +13,7 @@ from typing import Any
 from recallmem import Memory, MemoryToolkit
 from recallmem.retrieval.injection import build_block
 
-from tests.unit.test_quoting_hidden import PAYLOAD, smuggle, unsmuggle
+from tests.hidden_text import PAYLOAD, smuggle, unsmuggle
 
 CONFIG: Any = {"configurable": {"user_id": "ada"}}
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"

@@ -21,7 +21,7 @@ from recallmem.quoting import visible_text
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 from recallmem.types import Profile, ProfileSection
 
-from tests.unit.test_secret_view import EVASIONS
+from tests.hidden_text import EVASIONS
 
 # One secret of each family, said as users say them.
 SAID = {

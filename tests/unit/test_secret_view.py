@@ -21,28 +21,9 @@ from recallmem.quoting import visible_text
 from recallmem.secret_view import _STABLE, _seen, view_of
 from recallmem.secrets import find_secret, redact, scan, screen_text
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "secrets"
-KEY = "abcdefghijklmnopqrstuvwx0123456789"
+from tests.hidden_text import EVASIONS, KEY
 
-# Each evasion of the security review, and the characters redaction must remove.
-EVASIONS = {
-    "My pass\u200bword is Hunter2-Blue!": "Hunter2-Blue!",
-    "My pass\u00adword is Hunter2-Blue!": "Hunter2-Blue!",
-    "My p\u0430ssword is Hunter2-Blue!": "Hunter2-Blue!",  # Cyrillic а
-    f"My OpenAI key is sk-\u200bproj-{KEY}": f"sk-\u200bproj-{KEY}",
-    f"My OpenAI key is s\u2060k-proj-{KEY}": f"s\u2060k-proj-{KEY}",
-    f"My key is \uff53\uff4b-proj-{KEY}": f"\uff53\uff4b-proj-{KEY}",  # fullwidth ｓｋ
-    "My card is 4111\u200b1111\u200b1111\u200b1111": "4111\u200b1111\u200b1111\u200b1111",
-    "My card is 4111\ufff91111\ufff91111\ufff91111": "4111\ufff91111\ufff91111\ufff91111",
-    "My card is \uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 "
-    "\uff11\uff11\uff11\uff11": "\uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 "
-    "\uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11",
-    "我的密\u200b码是 hunter2blue": "hunter2blue",
-    "My card is \u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 "
-    "\u0661\u0661\u0661\u0661": "\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 "
-    "\u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661",  # Arabic-Indic digits
-    "Ada's AWS key is AKIA\u200dIOSFODNN7EXAMPLE": "AKIA\u200dIOSFODNN7EXAMPLE",
-}
+DATA = Path(__file__).resolve().parents[1] / "data" / "secrets"
 
 
 @pytest.mark.parametrize(("text", "secret"), EVASIONS.items())
