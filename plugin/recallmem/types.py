@@ -37,7 +37,7 @@ def _as_utc(value: datetime) -> datetime:
         return value.astimezone(UTC)
     except OverflowError:  # a ValueError is reported as invalid input, not a crash
         raise ValueError(
-            f"timestamp {value.isoformat()} is past the calendar's end in UTC"
+            f"timestamp {value.isoformat()} is outside the calendar once in UTC (years 1-9999)"
         ) from None
 
 
