@@ -16,6 +16,7 @@ recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spa
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
 
@@ -55,6 +56,28 @@ DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
 # language, indexed lexically beside the content; a sentence would be content, not a keyword.
 MAX_KEYWORDS = 6
 MAX_KEYWORD_CHARS = 24  # "automatic plant watering"; in Chinese, a word or two
+
+# New facts read from one extraction reply; the rest are set aside, and the report says so.
+# A window holds at most 40 messages (twice the default flush count of 20), half of them
+# the user's, and a real reply holds a handful: the recorded replies of the labelled set
+# (prompts/evaluation/extraction.yaml) hold 1 to 3 facts for 1 to 4 messages. 40 is two
+# new facts for every user message of a full window; a reply with more is malformed or
+# injected, and would fill a user's memory (and, at the scope cap, empty it) in one call.
+MAX_FACTS_PER_WINDOW = 40
+
+# The instants recallmem takes as a fact's valid_until or a maintenance run's now (UTC):
+# any real deadline (a past one stores the fact already expired), and far enough from
+# the calendar's ends (years 1 and 9999) that a zone offset, a day's end or the due-soon
+# window can never step past them (Python's datetime raises OverflowError there).
+EARLIEST_TIME = datetime(1900, 1, 1, tzinfo=UTC)
+TIMES_END = datetime(9999, 1, 1, tzinfo=UTC)  # the first instant refused
+FOREVER_HINT = "; a fact that holds for good takes no valid_until"
+# How far from the real clock a maintenance run's now may be. A clock a little off is
+# harmless; a now far ahead fades every unpinned fact and a second call purges them (the
+# retention period counts from the fade), and one far behind stamps what consolidation
+# merges as long idle, so it fades. A simulation opts out (Memory.maintain's
+# simulated_clock; never over HTTP) and is held to the range above only.
+MAINTAIN_SKEW = timedelta(days=1)
 
 # What the model may ask through the recall / remember tools: fewer facts and shorter
 # texts than a program may, so one tool call cannot flood the context.
@@ -97,6 +120,53 @@ def _bounded(name: str, value: object, low: int, high: int, hint: str = "") -> i
             f"{name} must be an integer from {low} to {high}, got {value!r}{hint}"
         )
     return value
+
+
+def check_time(value: datetime, what: str, hint: str = "") -> datetime:
+    """A timezone-aware ``value`` as UTC, if from EARLIEST_TIME up to TIMES_END.
+
+    >>> check_time(datetime(9999, 12, 31, 23, tzinfo=UTC), "valid_until")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    recallmem.errors.InvalidInputError: valid_until 9999-12-31T23:00:00+00:00 is out of range...
+    """
+    try:
+        utc: datetime | None = value.astimezone(UTC)
+    except OverflowError:  # past year 1 or 9999 once in UTC
+        utc = None
+    if utc is None or not EARLIEST_TIME <= utc < TIMES_END:
+        raise time_range_error(f"{what} {value.isoformat()}", hint)
+    return utc
+
+
+def time_range_error(what: str, hint: str = "") -> InvalidInputError:
+    """The error for a time outside the range recallmem keeps (``what`` names it)."""
+    return InvalidInputError(
+        f"{what} is out of range: recallmem takes times from {EARLIEST_TIME:%Y-%m-%d} up to "
+        f"(not including) {TIMES_END:%Y-%m-%d}, UTC{hint}"
+    )
+
+
+def check_maintain_now(now: object, *, clock: datetime, simulated: bool = False) -> datetime:
+    """The instant a maintenance run is as of, in UTC: timezone-aware, in the range of
+    :func:`check_time` and, unless ``simulated``, within MAINTAIN_SKEW of ``clock``."""
+    if not isinstance(now, datetime) or now.utcoffset() is None:
+        raise InvalidInputError(
+            f"now must be a timezone-aware datetime, got {now!r}; use datetime.now(UTC) "
+            "or leave it out"
+        )
+    at = check_time(now, "now")
+    if not simulated and abs(at - clock) > MAINTAIN_SKEW:
+        hours = abs(at - clock).total_seconds() / 3600
+        off = f"{hours:.0f} hours" if hours < 48 else f"{hours / 24:.0f} days"
+        raise InvalidInputError(
+            f"now {now.isoformat()} is {off} {'ahead of' if at > clock else 'behind'} the "
+            f"current time; maintenance runs as of the real time, give or take "
+            f"{MAINTAIN_SKEW.days} day (far ahead, it would fade and then purge every "
+            "unpinned fact). A test or simulation that moves the clock passes "
+            "simulated_clock=True to the library's Memory.maintain"
+        )
+    return at
 
 
 def check_k(k: object, *, most: int = MAX_K) -> int:

@@ -293,18 +293,18 @@ class Memory:
 
         return open_maintainer(self.repository, self.config, self.model)
 
-    def maintain(
-        self, *, now: datetime | None = None, user_id: str | None = None
-    ) -> MaintenanceReport:
+    def maintain(self, *, now: datetime | None = None, user_id: str | None = None,
+                 simulated_clock: bool = False) -> MaintenanceReport:  # fmt: skip
         """Expire facts past their ``valid_until``, fade facts whose decayed confidence
         fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``,
         then consolidate each user whose memory changed since (:meth:`consolidate`).
 
-        For one user, or every user if None, as of ``now`` (timezone-aware; default the
-        current time). Journaled per user, so a crash loses nothing and applies nothing
-        twice; a second run at the same ``now`` changes nothing.
+        For one user, or every user if None, as of ``now`` (timezone-aware, within a day
+        of the current time unless ``simulated_clock``, for tests and simulations, which
+        HTTP cannot set; default the current time). Journaled per user, so a crash loses
+        nothing and applies nothing twice; a second run at the same ``now`` changes nothing.
         """
-        return self.lifecycle.maintain(now=now, user_id=user_id)
+        return self.lifecycle.maintain(now=now, user_id=user_id, simulated_clock=simulated_clock)
 
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
                 agent_id: str | None = None,

@@ -33,7 +33,12 @@ def _as_utc(value: datetime) -> datetime:
     # A naive timestamp is ambiguous; we refuse to guess its zone.
     if value.tzinfo is None:
         raise ValueError("timestamps must be timezone-aware (use datetime.now(UTC))")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # a ValueError is reported as invalid input, not a crash
+        raise ValueError(
+            f"timestamp {value.isoformat()} is outside the calendar once in UTC (years 1-9999)"
+        ) from None
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,12 +20,14 @@ from pydantic import ValidationError
 from recallmem.config import SecretPolicy
 from recallmem.errors import InvalidInputError
 from recallmem.limits import (
+    FOREVER_HINT,
     MAX_ID_CHARS,
     MAX_SUMMARY_CHARS,
     USER_ID_PATTERN,
     check_k,
     check_keywords,
     check_scope_id,
+    check_time,
     check_user_id,
 )
 from recallmem.limits import check_query as _check_query_text
@@ -180,7 +182,8 @@ def check_confidence(value: object) -> float:
 
 def check_valid_until(value: object) -> datetime | None:
     """When a fact stops being true: a timezone-aware datetime, an ISO 8601 string with an
-    offset, or None. A naive time is refused: it could be any of 24 time zones."""
+    offset, or None; in UTC. A naive time is refused: it could be any of 24 time zones;
+    so is one outside the range :func:`recallmem.limits.check_time` allows."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -201,7 +204,7 @@ def check_valid_until(value: object) -> datetime | None:
             "datetime(2026, 12, 8, 18, tzinfo=ZoneInfo('Asia/Shanghai')) or "
             "'2026-12-08T18:00:00+08:00' (a past time stores the fact already expired)"
         )
-    return value.astimezone(UTC)
+    return check_time(value, "valid_until", FOREVER_HINT)
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:

@@ -2,6 +2,21 @@
 
 Least valuable first (never confirmed, least sure, longest untouched); pinned facts,
 corrections and facts the plan already changes are never evicted.
+
+One plan never evicts so many that the scope's earlier facts would be outnumbered by
+the plan's own additions: after it, at least as many facts from before it stay active
+as it adds. A real window adds a handful of facts and a scope at its cap holds hundreds,
+so the rule does not bind in use; it binds when one reply proposes more than the scope
+keeps (a malformed or injected reply, or a tiny cap), which would otherwise push the
+user's whole memory out in one call. The scope then stays over its cap until later
+windows evict, each under the same rule.
+
+>>> from recallmem.types import Fact
+>>> old = [Fact(content=f"Real fact {n}", category="identity", user_id="u") for n in range(3)]
+>>> flood = Plan(user_id="u", operations=tuple(Add(fact=Fact(content=f"Junk {n}",
+...     category="preference", user_id="u"), reason="new fact") for n in range(10)))
+>>> add_evictions(flood, old, cap=10) is flood  # 13 > 10, but 3 earlier facts < 10 new
+True
 """
 
 from __future__ import annotations
@@ -19,7 +34,8 @@ def _value(fact: Fact) -> tuple[int, float, float]:
 
 
 def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
-    """``plan`` plus the evictions that keep its scope at ``cap`` active facts.
+    """``plan`` plus the evictions that keep its scope at ``cap`` active facts, as far as
+    the rule above allows.
 
     ``active`` are the scope's active facts as stored before the plan. Pinned facts,
     corrections and facts the plan already changes are never evicted.
@@ -28,7 +44,9 @@ def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
         op.fact_id for op in plan.operations if isinstance(op, Confirm)
     }
     remaining = [f for f in active if f.id not in leaving]
-    over = len(remaining) + plan.count(Add) - cap
+    added = plan.count(Add)
+    # Over the cap, but never below as many earlier facts as the plan adds.
+    over = min(len(remaining) + added - cap, len(remaining) - added)
     if over <= 0:
         return plan
     spared = set(plan.targets())

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.dedup import Match, classify
+from recallmem.errors import InvalidInputError
 from recallmem.extraction.eviction import add_evictions as add_evictions  # re-exported
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.plan import (
@@ -150,7 +151,7 @@ class _Planner:
         self.ops: list[Operation] = []
         self.dropped: list[Dropped] = [
             Dropped(
-                content=redact(r.item, rules.secrets), reason=f"unreadable model output: {r.reason}"
+                content=redact(r.item, rules.secrets), reason=f"model output set aside: {r.reason}"
             )
             for r in result.rejected
         ]
@@ -193,6 +194,11 @@ class _Planner:
             return why
         if _wrong_language(candidate.content, candidate.evidence):
             return "not written in the language the user used"
+        try:  # a date past the calendar's end (9999-12-31 for "for good") loses only this fact
+            if candidate.valid_until:
+                resolve_local(candidate.valid_until, self.ctx.timezone)
+        except InvalidInputError as exc:
+            return str(exc)
         return None
 
     def _source(self, candidate: CandidateFact) -> Source:

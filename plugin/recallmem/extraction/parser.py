@@ -3,9 +3,10 @@
 Models wrap JSON in chatter, code fences and ``<think>`` blocks, leave trailing commas,
 write ``True`` for ``true``, spell categories in capitals or give confidence as "90%".
 :func:`parse_extraction` reads all of that. One unusable item (a fact without a
-category, say) is set aside in ``rejected`` with the reason, and the rest is kept;
-output with no JSON object at all is an :class:`~recallmem.errors.ExtractionError`,
-which keeps the conversation queued for a retry.
+category, say) is set aside in ``rejected`` with the reason, and the rest is kept; so
+are the facts past a reply's first ``MAX_FACTS_PER_WINDOW``. Output with no JSON object
+at all is an :class:`~recallmem.errors.ExtractionError`, which keeps the conversation
+queued for a retry.
 
 >>> result = parse_extraction('''<think>The user states a preference.</think>
 ... Here you go:
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
 from recallmem.lifecycle.expiry import normalise_local
-from recallmem.limits import MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from recallmem.limits import MAX_FACTS_PER_WINDOW, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
@@ -370,9 +371,14 @@ def coerce_result(data: Any) -> ExtractionResult:
         for key in data
         if key not in known
     ]
+    facts = _as_list(data.get("facts"))
+    if (surplus := len(facts) - MAX_FACTS_PER_WINDOW) > 0:
+        why = f"one reply proposes at most {MAX_FACTS_PER_WINDOW} facts; the rest were not read"
+        rejected.append(Rejected(item=f"{surplus} facts past the first {MAX_FACTS_PER_WINDOW}",
+                                 reason=why))  # fmt: skip
     return ExtractionResult(
         facts=tuple(
-            _collect(_as_list(data.get("facts")), lambda item: _fact(item, rejected), rejected)
+            _collect(facts[:MAX_FACTS_PER_WINDOW], lambda item: _fact(item, rejected), rejected)
         ),
         supersede=tuple(_collect(_as_list(data.get("supersede")), _supersede, rejected)),
         confirmed=_ids(data.get("confirmed")),

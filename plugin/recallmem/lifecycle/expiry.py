@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 
 import numpy as np
 
+from recallmem.limits import FOREVER_HINT, check_time, time_range_error
 from recallmem.types import Category, Fact, Status
 
 # A todo due within this span is shown in the memory block with its due date, so the
@@ -51,16 +52,25 @@ def normalise_local(text: str) -> str:
 def resolve_local(text: str, zone: tzinfo) -> datetime:
     """The UTC instant a local date or time in ``zone`` ends: a date holds to its last second.
 
+    >>> from datetime import UTC
     >>> from zoneinfo import ZoneInfo
     >>> resolve_local("2026-12-08", ZoneInfo("Asia/Shanghai")).isoformat()
     '2026-12-08T16:00:00+00:00'
     >>> resolve_local("2026-12-08T09:30", UTC).isoformat()
     '2026-12-08T09:30:00+00:00'
+
+    One outside the range :func:`recallmem.limits.check_time` allows is an
+    InvalidInputError (a day after 9999-12-31 does not exist).
     """
     day, clock = _parse_local(text)
-    if clock is None:  # the whole day: until the next one begins
-        return datetime.combine(day + timedelta(days=1), time(), zone).astimezone(UTC)
-    return datetime.combine(day, clock, zone).astimezone(UTC)
+    try:
+        if clock is None:  # the whole day: until the next one begins
+            end = datetime.combine(day + timedelta(days=1), time(), zone)
+        else:
+            end = datetime.combine(day, clock, zone)
+    except OverflowError:
+        raise time_range_error(f"valid_until {text!r}", FOREVER_HINT) from None
+    return check_time(end, "valid_until", FOREVER_HINT)
 
 
 def is_expired(fact: Fact, now: datetime) -> bool:
@@ -77,6 +87,7 @@ def due_label(valid_until: datetime, zone: tzinfo) -> str:
     """The due date as the user reads it: the local day a date-only deadline ends on, or
     the local day and time.
 
+    >>> from datetime import UTC
     >>> due_label(resolve_local("2026-12-11", UTC), UTC), due_label(datetime(2026, 12, 4, 17,
     ...     tzinfo=UTC), UTC)
     ('2026-12-11', '2026-12-04 17:00')

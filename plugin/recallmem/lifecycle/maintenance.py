@@ -30,7 +30,6 @@ from pydantic import BaseModel, ConfigDict
 from recallmem.config import MemoryConfig
 from recallmem.errors import (
     BrokenIndexError,
-    InvalidInputError,
     QueueUnavailableError,
     StoreError,
 )
@@ -41,8 +40,9 @@ from recallmem.lifecycle.consolidation import ConsolidationStore, consolidate
 from recallmem.lifecycle.decay import Decay
 from recallmem.lifecycle.journal import MaintenanceJournal
 from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
+from recallmem.limits import check_maintain_now
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
-from recallmem.validation import require_user
+from recallmem.validation import check_flag, require_user
 
 log = logging.getLogger("recallmem.lifecycle")
 
@@ -153,16 +153,21 @@ class Maintainer:
         self._worker = Worker(lambda: bool(self.run_due().users), self.seconds_until_due)
 
     def maintain(
-        self, *, now: datetime | None = None, user_id: str | None = None
+        self,
+        *,
+        now: datetime | None = None,
+        user_id: str | None = None,
+        simulated_clock: bool = False,
     ) -> MaintenanceReport:
-        """Maintain one user (every user who has facts stored, if None) as of ``now``."""
-        if now is not None and (not isinstance(now, datetime) or now.utcoffset() is None):
-            raise InvalidInputError(
-                f"now must be a timezone-aware datetime, got {now!r}; use datetime.now(UTC) "
-                "or leave it out"
-            )
+        """Maintain one user (every user who has facts stored, if None) as of ``now``:
+        within a day of the real clock unless ``simulated_clock`` (``limits.MAINTAIN_SKEW``;
+        the entry point of the library, the CLI and the HTTP API, so none can fade and
+        purge a memory with a far-future ``now``)."""
+        clock = utcnow()
+        simulated = check_flag(simulated_clock, "simulated_clock")
+        at = clock if now is None else check_maintain_now(now, clock=clock, simulated=simulated)
         users = None if user_id is None else [require_user(user_id)]
-        return self._run(now or utcnow(), users)
+        return self._run(at, users)
 
     def _run(self, now: datetime, users: Sequence[str] | None) -> MaintenanceReport:
         # Purged bytes (and a rebuilt collection's old files) are scrubbed once for the

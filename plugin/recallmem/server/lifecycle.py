@@ -11,13 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from fastapi import APIRouter
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from recallmem.errors import InvalidInputError
 from recallmem.lifecycle.maintenance import MaintenanceReport
+from recallmem.limits import check_maintain_now
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError
 from recallmem.server.state import MemoryDep
+from recallmem.types import utcnow
 
 router = APIRouter(tags=["lifecycle"], responses={**PROBLEM_RESPONSES}, route_class=AdmittedRoute)
 
@@ -28,8 +31,21 @@ class MaintainRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     now: AwareDatetime | None = Field(
-        default=None, description="As of this time (with its offset); default now."
+        default=None,
+        description="As of this time (with its offset), within a day of the server's clock; "
+        "default now.",
     )
+
+    @field_validator("now")
+    @classmethod
+    def _near_the_clock(cls, value: datetime | None) -> datetime | None:
+        # The library checks it too (a 400); here a field of the body, a 422 like the rest.
+        if value is None:
+            return None
+        try:
+            return check_maintain_now(value, clock=utcnow())
+        except InvalidInputError as error:
+            raise ValueError(str(error)) from None
 
 
 def _as_of(body: MaintainRequest | None) -> datetime | None:

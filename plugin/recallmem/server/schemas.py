@@ -9,10 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
+from recallmem.errors import InvalidInputError
 from recallmem.limits import (
     DEFAULT_K,
+    EARLIEST_TIME,
     MAX_CONTENT_CHARS,
     MAX_ID_CHARS,
     MAX_IMPORT_ROWS,
@@ -23,6 +25,7 @@ from recallmem.limits import (
     MAX_QUERY_CHARS,
     MAX_SUMMARY_CHARS,
     NOT_BLANK,
+    TIMES_END,
 )
 from recallmem.types import (
     Category,
@@ -32,6 +35,7 @@ from recallmem.types import (
     ScoredFact,
     Status,
 )
+from recallmem.validation import check_valid_until
 
 # The bounds are recallmem.limits', shared with the library, the CLI and the inspector.
 MAX_PAGE_SIZE = MAX_PAGE
@@ -40,6 +44,18 @@ MAX_SEARCH_K = MAX_K
 ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
 Keyword = Annotated[str, Field(min_length=1, max_length=MAX_KEYWORD_CHARS, pattern=NOT_BLANK)]
 KEYWORDS_HELP = "A few short search words (say, in the user's other language) matched too."
+
+
+def _in_range(value: datetime | None) -> datetime | None:
+    # The library's check (a 400 there); in a body, a 422 naming the field like the rest.
+    try:
+        return check_valid_until(value)
+    except InvalidInputError as error:
+        raise ValueError(str(error)) from None
+
+
+ValidUntil = Annotated[AwareDatetime | None, AfterValidator(_in_range)]
+TIME_RANGE = f"from {EARLIEST_TIME:%Y-%m-%d} up to {TIMES_END:%Y-%m-%d} UTC, else 422"
 
 
 class _Body(BaseModel):
@@ -58,8 +74,9 @@ class FactCreate(_Body):
     quote: str | None = Field(
         default=None, max_length=MAX_CONTENT_CHARS, description="Evidence in the user's words."
     )
-    valid_until: AwareDatetime | None = Field(
-        default=None, description="When it stops being true (with an offset); past: expired."
+    valid_until: ValidUntil = Field(
+        default=None,
+        description=f"When it stops being true (with an offset; {TIME_RANGE}); past: expired.",
     )
     keywords: list[Keyword] = Field(default=[], max_length=MAX_KEYWORDS, description=KEYWORDS_HELP)
 
@@ -75,9 +92,10 @@ class FactPatch(_Body):
     pinned: bool | None = None
     status: Status | None = None
     reason: str | None = Field(default=None, max_length=MAX_ID_CHARS)
-    valid_until: AwareDatetime | None = Field(
+    valid_until: ValidUntil = Field(
         default=None,
-        description="A new end (with an offset): a later one brings an expired fact back.",
+        description=f"A new end (with an offset; {TIME_RANGE}): a later one brings an expired "
+        "fact back.",
     )
     keywords: list[Keyword] | None = Field(
         default=None, max_length=MAX_KEYWORDS, description=f"{KEYWORDS_HELP} [] clears them."

@@ -75,8 +75,9 @@ def test_a_fact_faded_past_retention_is_purged_leaving_no_bytes(home: Path, memo
     kept = said(memory, "Works as a data engineer", "identity", days_ago=1)
     faded_at = datetime.now(UTC)
     assert memory.maintain(now=faded_at).faded == (stale.id,)
-    assert memory.maintain(now=faded_at + timedelta(days=89)).purged == ()
-    report = memory.maintain(now=faded_at + timedelta(days=91))
+    later = faded_at + timedelta(days=89)  # the clock moved on: a simulated one
+    assert memory.maintain(now=later, simulated_clock=True).purged == ()
+    report = memory.maintain(now=faded_at + timedelta(days=91), simulated_clock=True)
     assert report.purged == (stale.id,)
     assert [f.id for f in memory.list(user_id="ada", status=None)] == [kept.id]
     holding = [

@@ -52,6 +52,10 @@ def test_valid_until_is_resolved_to_utc_from_any_zone(memory: Memory) -> None:
         ("2031-03-01T18:00:00", "has no time zone"),
         ("next friday", "not an ISO 8601 time"),
         (1234567890, "must be a datetime or an ISO 8601 string"),
+        # In UTC, past the year 9999 and before the year 1: out of range, not an overflow.
+        ("9999-12-31T23:00:00-05:00", "from 1900-01-01 up to .* 9999-01-01"),
+        ("0001-01-01T00:30:00+01:00", "from 1900-01-01 up to .* 9999-01-01"),
+        (datetime(9999, 12, 31, 23, tzinfo=ZoneInfo("America/New_York")), "out of range"),
     ],
 )
 def test_a_bad_valid_until_is_refused_with_what_to_do(
@@ -102,3 +106,10 @@ def test_an_expired_fact_comes_back_with_a_later_valid_until(memory: Memory) -> 
     assert memory.maintain(user_id="ada").expired == ()
     with pytest.raises(InvalidInputError, match="has no time zone"):
         memory.update(fact.id, valid_until="2031-01-01T00:00")
+
+
+def test_an_edit_to_a_valid_until_past_the_calendar_is_refused(memory: Memory) -> None:
+    fact = memory.remember("Passport renewal", user_id="ada", category="todo")
+    with pytest.raises(InvalidInputError, match="holds for good takes no valid_until"):
+        memory.update(fact.id, user_id="ada", valid_until="9999-12-31T23:00:00-05:00")
+    assert memory.get(fact.id, user_id="ada").valid_until is None

@@ -116,6 +116,37 @@ def test_now_must_be_timezone_aware(memory: Memory) -> None:
         memory.maintain(now=datetime(2026, 1, 1))
 
 
+@pytest.mark.parametrize(
+    ("now", "says"),
+    [
+        (datetime(9000, 1, 1, tzinfo=UTC), "days ahead of the current time"),
+        (datetime.now(UTC) - timedelta(days=3), "3 days behind the current time"),
+        (datetime(1, 1, 1, tzinfo=UTC), "out of range"),
+        (datetime(9999, 12, 31, tzinfo=UTC), "out of range"),
+    ],
+)
+def test_a_now_far_from_the_clock_is_refused_and_changes_nothing(
+    memory: Memory, now: datetime, says: str
+) -> None:
+    _, stale, _ = seed(memory)
+    revision = memory.revision("ada")
+    with pytest.raises(InvalidInputError, match=says):
+        memory.maintain(now=now, user_id="ada")
+    assert memory.revision("ada") == revision
+    assert memory.get(stale.id).status is Status.ACTIVE
+
+
+def test_a_simulated_clock_may_run_ahead_but_stays_in_the_calendar(memory: Memory) -> None:
+    _, stale, pinned = seed(memory)
+    ahead = datetime.now(UTC) + timedelta(days=200)
+    report = memory.maintain(now=ahead, user_id="ada", simulated_clock=True)
+    assert stale.id in report.faded and memory.get(pinned.id).status is Status.ACTIVE
+    with pytest.raises(InvalidInputError, match="out of range"):
+        memory.maintain(now=datetime(9999, 12, 31, tzinfo=UTC), simulated_clock=True)
+    with pytest.raises(InvalidInputError, match="simulated_clock must be True or False"):
+        memory.maintain(now=ahead, simulated_clock="yes")  # type: ignore[arg-type]
+
+
 def test_the_worker_maintains_active_users_about_once_a_day(memory: Memory) -> None:
     memory.observe([{"role": "user", "content": "I am in Lisbon"}], user_id="ada",
                    thread_id="t1")  # fmt: skip

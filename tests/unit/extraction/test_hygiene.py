@@ -237,6 +237,29 @@ def test_eviction_keeps_the_scope_at_its_cap_and_spares_pinned_and_corrections()
     assert add_evictions(plan, [pinned, correction], cap=4) is plan
 
 
+def test_one_plan_never_evicts_below_as_many_earlier_facts_as_it_adds() -> None:
+    adds = [candidate(f"Likes colour {n}", "I live in Berlin", "preference") for n in range(6)]
+    plan = plan_for(*adds)
+    earlier = [fact(f"Earlier fact {n}") for n in range(8)]
+    # 8 earlier + 6 new is 4 over a cap of 10; evicting 2 leaves 6 earlier, as many as new.
+    evicted = add_evictions(plan, earlier, cap=10)
+    assert evicted.count(Evict) == 2
+    # A plan adding more than the scope holds evicts nothing at all.
+    assert add_evictions(plan, earlier[:3], cap=4) is plan
+
+
+def test_a_valid_until_past_the_calendar_drops_only_that_fact() -> None:
+    plan = plan_for(
+        candidate("Lives in Berlin", "I live in Berlin", valid_until="9999-12-31"),
+        candidate("Writes TypeScript", "write TypeScript", "knowledge"),
+    )
+    assert [op.fact.content for op in plan.operations if isinstance(op, Add)] == [
+        "Writes TypeScript"
+    ]
+    (why,) = reasons(plan)
+    assert why.startswith("valid_until '9999-12-31' is out of range")
+
+
 def test_facts_leaving_recall_make_room() -> None:
     old = fact("是科技组的编辑")
     plan = plan_for(

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recallmem.errors import ExtractionError
 from recallmem.extraction.parser import parse_extraction
+from recallmem.limits import MAX_FACTS_PER_WINDOW
 from recallmem.types import Category
 
 FACT = {"content": "Prefers reports in Chinese", "category": "preference", "confidence": 0.9,
@@ -62,6 +63,17 @@ def test_unusable_items_are_set_aside_with_a_reason_and_the_rest_kept() -> None:
     assert any("no confidence" in r for r in reasons)
     assert any("must be an object" in r for r in reasons)
     assert "unknown profile section" in reasons
+
+
+def test_a_reply_is_read_for_its_first_facts_up_to_the_cap() -> None:
+    flood = [{**FACT, "content": f"Prefers report {n}"} for n in range(MAX_FACTS_PER_WINDOW + 5)]
+    result = parse_extraction(json.dumps({"facts": flood}))
+    assert [f.content for f in result.facts] == [f["content"] for f in flood[:-5]]
+    (capped,) = result.rejected
+    assert capped.item == f"5 facts past the first {MAX_FACTS_PER_WINDOW}"
+    assert f"at most {MAX_FACTS_PER_WINDOW} facts" in capped.reason
+    exact = parse_extraction(json.dumps({"facts": flood[:MAX_FACTS_PER_WINDOW]}))
+    assert len(exact.facts) == MAX_FACTS_PER_WINDOW and exact.rejected == ()
 
 
 def test_a_bare_list_is_read_as_facts() -> None:
