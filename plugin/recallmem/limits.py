@@ -16,29 +16,35 @@ recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
+from recallmem.quoting import BRAILLE_BLANK, hidden_characters
 
+
+def _characters_class(chars: Iterable[str]) -> str:
+    """The inside of a regex character class holding ``chars``, as ranges of the
+    characters themselves: Python's, Rust's (pydantic) and the browser's regular
+    expressions share no escape for characters beyond U+FFFF, and these need none."""
+    ranges: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
+
+
+# Characters no reader sees (recallmem.quoting: format characters, joiners, variation
+# selectors, fillers) and the braille blank: two user ids differing only by one would
+# look the same in the inspector, a table or a log, and a forget-me could be aimed at
+# the wrong user.
+_HIDDEN_CLASS = _characters_class(hidden_characters() | {BRAILLE_BLANK})
 MAX_ID_CHARS = 200  # user, agent and thread ids, fact ids, reasons, text filters
-# Unicode's format characters (category Cf, as of Unicode 14: zero-width spaces and
-# joiners, bidi controls, the byte-order mark, tags, ...). They are invisible, so two ids
-# differing only by one look the same in the inspector, a table or a log, and a forget-me
-# could be aimed at the wrong user: a user id holds none.
-FORMAT_CHARACTERS = (
-    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
-    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E),
-    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
-    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-)  # fmt: skip
-# The characters themselves, not escapes: Python's, Rust's (pydantic) and the browser's
-# regular expressions share no escape for characters beyond U+FFFF.
-_FORMAT_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in FORMAT_CHARACTERS)
 # A user id is a path segment of the API (/v1/users/{user}/...), so no '/' and no space;
 # \x1c-\x1f are the separators Python's str.strip removes but regex \s does not match.
-USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f{_FORMAT_CLASS}]{{1,{MAX_ID_CHARS}}}$"
+USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f{_HIDDEN_CLASS}]{{1,{MAX_ID_CHARS}}}$"
 # "Has something besides whitespace", in the sense of Python's str.strip.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
 
