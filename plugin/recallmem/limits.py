@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.quoting import BRAILLE_BLANK, hidden_characters
+from recallmem.quoting import BRAILLE_BLANK, hidden_characters, visible_text
 
 
 def _characters_class(chars: Iterable[str]) -> str:
@@ -181,9 +181,11 @@ def check_k(k: object, *, most: int = MAX_K) -> int:
 
 
 def check_query(query: object) -> str:
-    """A non-blank recall query within the limit, stripped."""
+    """A recall query with visible text, within the limit, stripped."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query is empty; describe what to recall")
+    if not visible_text(query).strip():  # as empty as content of invisible characters
+        raise InvalidInputError("query has only invisible characters; describe what to recall")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInputError(
             f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}. "

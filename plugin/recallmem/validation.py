@@ -119,9 +119,8 @@ def parse_categories(values: Iterable[object] | None) -> frozenset[Category] | N
 
 
 def id_problem(fact_id: str) -> str | None:
-    """Why a fact id given by a caller (an import, ``put``) cannot be stored, if it cannot:
-    it names the fact in API paths (``/v1/users/{user}/facts/{id}``), so it follows the
-    user id's rule.
+    """Why a fact id an import gives cannot be stored, if it cannot: it names the fact
+    in API paths (``/v1/users/{user}/facts/{id}``), so it follows the user id's rule.
 
     >>> id_problem("f-1"), id_problem("../x")  # doctest: +ELLIPSIS
     (None, "'id' '../x' cannot name a fact in the API's paths: ...")
@@ -208,12 +207,8 @@ def check_valid_until(value: object) -> datetime | None:
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:
-    """A query with visible text and a sane k (:mod:`recallmem.limits`); a query of
-    invisible characters only is as empty as content of them."""
-    text = _check_query_text(query)
-    if not visible_text(text).strip():
-        raise InvalidInputError("query has only invisible characters; describe what to recall")
-    return text, check_k(k)
+    """A query with visible text and a sane k (:mod:`recallmem.limits`)."""
+    return _check_query_text(query), check_k(k)
 
 
 def new_fact(
