@@ -232,7 +232,7 @@ class FactStore:
                 page = read_saved(collection, partial(
                     collection.get, where=scope_where(user_id), include=_WHOLE,
                     limit=self.read_page, offset=self.read_page * len(pages),
-                ))  # fmt: skip
+                ), dimension=self.dimension)  # fmt: skip
             pages.append(page)
             if len(page["ids"]) < self.read_page:
                 break
@@ -251,7 +251,7 @@ class FactStore:
                 pages.append(read_saved(collection, partial(
                     collection.get, ids=list(ids[start : start + self.read_page]),
                     where=scope_where(user_id), include=include,
-                )))  # fmt: skip
+                ), dimension=self.dimension))  # fmt: skip
         return pages
 
     def get(self, ids: Sequence[str], *, user_id: str | None = None) -> list[Fact]:

@@ -14,8 +14,11 @@ the cache holds would fail their recalls for the rest of its life.
 So a read that meets such an index has it saved (:func:`read_saved`): the collection is
 switched to saving at every write (:func:`upgrade`, ``SAVED_EVERY``) and one record's
 metadata is rewritten unchanged, which makes Chroma rebuild the index from its log and
-save it; then the read runs again. That changes nothing a user can see, and the
-collection cannot be caught so again. Collections are still created saving every ten
+save it; then the read runs again. A collection whose every record was deleted (a user
+who purged their facts one by one) has no record to rewrite, so a probe record is added
+and deleted again: it has no metadata, so no read of a user's records ever matches it,
+even if a crash left it behind. That changes nothing a user can see, and the collection
+cannot be caught so again. Collections are still created saving every ten
 records (``USER_HNSW``): saving at every write made Chroma hang on a full disk more
 often (``test_a_write_chroma_half_did_is_reported_at_the_next_open`` hung in 2 of 3
 fresh-clone CI runs, and in loops 1-4 of 14 runs, against 1 of 14 at ten).
@@ -23,6 +26,7 @@ fresh-clone CI runs, and in loops 1-4 of 14 runs, against 1 of 14 at ten).
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -60,20 +64,26 @@ def upgrade(handle: Any) -> Any:
     return handle
 
 
-def read_saved(handle: Any, read: Callable[[], T]) -> T:
+def read_saved(handle: Any, read: Callable[[], T], *, dimension: int | None = None) -> T:
     """``read()``, and if Chroma could not load the collection's never-saved index, the
-    same read again after saving it (one unchanged metadata rewrite)."""
+    same read again after saving it. ``dimension`` is the store's vector dimension: an
+    emptied collection is saved by a probe vector of that size (without it, it is not)."""
     try:
         return read()
     except Exception as exc:
         if not is_unsaved_index(exc):
             raise
-        save(upgrade(handle))
+        save(upgrade(handle), dimension)
     return read()
 
 
-def save(handle: Any) -> None:
-    """Have Chroma rebuild the collection's index from its log and save it."""
+def save(handle: Any, dimension: int | None) -> None:
+    """Have Chroma rebuild the collection's index from its log and save it: one unchanged
+    metadata rewrite, or, in a collection with no records left, a probe added and deleted."""
     got = handle.get(limit=1, include=["metadatas"])
     if got["ids"]:
         handle.update(ids=got["ids"], metadatas=got["metadatas"])
+    elif dimension:
+        probe = f"unsaved-index-probe-{uuid.uuid4().hex}"  # unique: no fact can share it
+        handle.add(ids=[probe], embeddings=[[1.0] + [0.0] * (dimension - 1)])
+        handle.delete(ids=[probe])

@@ -81,8 +81,9 @@ def stored_facts(chroma_path: Path | None, name: str, user_id: str) -> list[Fact
             "keeps its own: restore that collection from a backup or an export"
         )
     records = read_collection(chroma_path, name)
-    facts = [decode(i, m.pop(DOCUMENT_KEY, None), m) for i, m in records.items()]
-    return [f for f in facts if f.user_id == user_id]
+    # Records without the user's metadata are not facts (saved_index.py's probes).
+    mine = {i: m for i, m in records.items() if m.get("user_id") == user_id}
+    return [decode(i, m.pop(DOCUMENT_KEY, None), m) for i, m in mine.items()]
 
 
 def read_collection(chroma_path: Path, name: str) -> dict[str, dict[str, Any]]:

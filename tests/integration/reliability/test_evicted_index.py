@@ -81,3 +81,35 @@ def test_a_user_who_forgot_everything_and_wrote_again_stays_readable(tmp_path: P
                 "Started learning the cello"
             ]
             assert memory.recall("bicycle", user_id="user1") == []
+
+
+def test_a_user_who_forgot_every_fact_one_by_one_reads_as_empty(tmp_path: Path) -> None:
+    # The collection stays, with no record to rewrite: its index can be saved only by
+    # a write that leaves nothing behind.
+    with open_memory(tmp_path / "mem") as memory:
+        write_users(memory)
+        for fact in memory.list(user_id="user0"):
+            memory.forget(fact.id, user_id="user0", purge=True)
+        for _ in range(2):  # the second pass meets user0's evicted, never-saved index
+            for n in range(1, USERS):
+                assert recalled(memory, n) == set(facts_of(n))
+            assert memory.recall("bicycle", user_id="user0") == []
+            assert memory.list(user_id="user0") == []
+        memory.remember("Started learning the cello", user_id="user0", category="context")
+        assert [h.fact.content for h in memory.recall("cello", user_id="user0")] == [
+            "Started learning the cello"
+        ]
+
+
+def test_a_probe_a_crash_left_in_a_collection_is_no_fact(tmp_path: Path) -> None:
+    # What saving an emptied collection leaves if the process dies between its add and
+    # its delete: a record with a vector and nothing else.
+    with open_memory(tmp_path / "mem") as memory:
+        fact = memory.remember("Keeps bees on the roof", user_id="ada", category="context")
+        name = user_collection(memory.store.collections.prefix, "ada")
+        collection = memory.store.collections.client.get_collection(name)
+        dimension = len(memory.store.load_user("ada")[1][0])
+        collection.add(ids=["unsaved-index-probe-0"], embeddings=[[1.0] * dimension])
+        assert [f.id for f in memory.list(user_id="ada")] == [fact.id]
+        assert [h.fact.id for h in memory.recall("bees", user_id="ada")] == [fact.id]
+        assert [f.id for f in memory.store.stored_records("ada")] == [fact.id]
