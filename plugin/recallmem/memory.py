@@ -19,7 +19,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -28,20 +27,20 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.embedders import default_embeddings
-from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate, moment
-from recallmem.lifecycle.copying import check_ids, copy_facts
+from recallmem.lifecycle.consolidation import ConsolidationReport
 from recallmem.lifecycle.decay import Decay
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.listing import select
 from recallmem.operations.extracting import Extracting, configured_model
+from recallmem.operations.maintaining import Maintaining
 from recallmem.operations.porting import Porting
 from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
 from recallmem.portability import ImportReport
 from recallmem.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
-from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status, utcnow
-from recallmem.validation import check_fact_id, optional_key, parse_categories, require_user
+from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
+from recallmem.validation import check_fact_id, check_fact_ids, optional_key, require_user
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -82,6 +81,7 @@ class Memory:
         self._reading = Reading(repository, config, self.weights, Decay.from_config(config))
         self._writing = Writing(repository, config, self._extracting)
         self._porting = Porting(repository, config)
+        self._maintaining = Maintaining(repository, config)
 
     @property
     def store(self) -> FactStore:
@@ -164,8 +164,9 @@ class Memory:
                                            thread_id=thread_id)  # fmt: skip
 
     def put(self, facts: Sequence[Fact]) -> None:
-        """Write whole fact records as they are; no dedup happens here (import's way in)."""
-        self.repository.put(facts)
+        """Write whole fact records as they are; no dedup happens here (import's way in).
+        An id must be one the API's paths can name, and not another user's fact's."""
+        self.repository.put(check_fact_ids(facts))
 
     def update(self, fact_id: str, *, user_id: str | None = None, content: str | None = None,
                category: str | Category | None = None, confidence: float | None = None,
@@ -216,50 +217,30 @@ class Memory:
 
     # lifecycle -------------------------------------------------------------------
 
-    def consolidate(
-        self, *, user_id: str, agent_id: str | None = None, now: datetime | None = None
-    ) -> ConsolidationReport:
+    def consolidate(self, *, user_id: str, agent_id: str | None = None,
+                    now: datetime | None = None, simulated_clock: bool = False,
+                    ) -> ConsolidationReport:  # fmt: skip
         """Merge the user's facts that grew as supplements about one subject into one each.
 
         The parts are superseded by the merged fact, which keeps all their sources and
         history. With a model, one bounded call proposes the merges and hygiene vets
         them; without one, only near-duplicates are merged. Each scope is consolidated
-        apart; with ``agent_id``, only that agent's facts. ``now`` (timezone-aware)
-        stamps the run.
+        apart; with ``agent_id``, only that agent's facts. ``now`` stamps the run, held
+        to the clock as for :meth:`maintain`.
         """
-        user_id, agent_id = require_user(user_id), optional_key(agent_id, "agent_id")
-        return consolidate(
-            self.repository,
-            self.model,
-            self.config,
-            user_id=user_id,
-            agent_id=agent_id,
-            now=moment(now),
-        )
+        return self._maintaining.consolidate(self.model, user_id, agent_id, now, simulated_clock)
 
-    def copy(
-        self,
-        *,
-        from_user_id: str,
-        to_user_id: str,
-        from_agent_id: str | None = None,
-        to_agent_id: str | None = None,
-        categories: Iterable[str | Category] | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> builtins.list[Fact]:
+    def copy(self, *, from_user_id: str, to_user_id: str, from_agent_id: str | None = None,
+             to_agent_id: str | None = None, categories: Iterable[str | Category] | None = None,
+             ids: Sequence[str] | None = None) -> builtins.list[Fact]:  # fmt: skip
         """Copy a scope's active facts (narrowed by category or id) into another scope.
 
         Each copy is a new fact whose ``copied_from`` names the original; one that
         duplicates a destination fact confirms it instead. An agent id of None is the
         user's shared scope. Returns the destination fact of each copied fact.
         """
-        return copy_facts(
-            self.repository, self.config, from_user_id=require_user(from_user_id),
-            to_user_id=require_user(to_user_id),
-            from_agent_id=optional_key(from_agent_id, "from_agent_id"),
-            to_agent_id=optional_key(to_agent_id, "to_agent_id"),
-            categories=parse_categories(categories), ids=check_ids(ids), now=utcnow(),
-        )  # fmt: skip
+        return self._maintaining.copy(from_user_id, to_user_id, from_agent_id, to_agent_id,
+                                      categories, ids)  # fmt: skip
 
     # extraction --------------------------------------------------------------
 
@@ -286,12 +267,10 @@ class Memory:
 
     # lifecycle -------------------------------------------------------------------
 
-    @cached_property
+    @property
     def lifecycle(self) -> Maintainer:
         """Decay, expiry, purge of old faded facts, consolidation (created on first use)."""
-        from recallmem.lifecycle.maintenance import open_maintainer
-
-        return open_maintainer(self.repository, self.config, self.model)
+        return self._maintaining.maintainer(self.model)
 
     def maintain(self, *, now: datetime | None = None, user_id: str | None = None,
                  simulated_clock: bool = False) -> MaintenanceReport:  # fmt: skip
@@ -364,8 +343,7 @@ class Memory:
         Safe to call more than once; what cannot be extracted in time stays queued.
         """
         self._extracting.close(timeout)
-        if "lifecycle" in self.__dict__:
-            self.lifecycle.close(timeout)
+        self._maintaining.close(timeout)
         self.repository.flush_access_times()
         self.store.close()
 

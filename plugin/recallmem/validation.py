@@ -119,8 +119,8 @@ def parse_categories(values: Iterable[object] | None) -> frozenset[Category] | N
 
 
 def id_problem(fact_id: str) -> str | None:
-    """Why a fact id an import gives cannot be stored, if it cannot: it names the fact
-    in API paths (``/v1/users/{user}/facts/{id}``), so it follows the user id's rule.
+    """Why a fact id an import or a put gives cannot be stored, if it cannot: it names
+    the fact in API paths (``/v1/users/{user}/facts/{id}``), so it follows the user id's rule.
 
     >>> id_problem("f-1"), id_problem("../x")  # doctest: +ELLIPSIS
     (None, "'id' '../x' cannot name a fact in the API's paths: ...")
@@ -319,6 +319,22 @@ def edit_fact(
                             reason=reason or "edited")  # fmt: skip
         changes["history"] = (*old.history, revision)
     return old.model_copy(update=changes)
+
+
+def check_fact_ids(facts: Sequence[Fact]) -> Sequence[Fact]:
+    """``facts``, if every id can be stored (:func:`id_problem`); else InvalidInputError
+    naming the first that cannot, so that nothing is written.
+
+    >>> from recallmem.types import Fact
+    >>> check_fact_ids([Fact(id="../x", content="Writes Go", category="knowledge",
+    ...                      user_id="bob")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    recallmem.errors.InvalidInputError: 'id' '../x' cannot name a fact ...; nothing was written
+    """
+    for fact in facts:
+        if (problem := id_problem(fact.id)) is not None:
+            raise InvalidInputError(f"{problem}; nothing was written")
+    return facts
 
 
 def foreign_rows(facts: Sequence[Fact], owners: Mapping[str, str]) -> list[int]:

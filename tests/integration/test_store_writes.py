@@ -145,6 +145,17 @@ def test_a_put_cannot_take_over_another_users_fact_id(memory: Memory) -> None:
     assert memory.get(ada.id, user_id="ada").content == "Keeps two hives on the roof"
 
 
+@pytest.mark.parametrize("fact_id", ["../x", "a/b", "two words", "ada\u200b", "x" * 300])
+def test_a_put_refuses_an_id_no_api_path_can_name(memory: Memory, fact_id: str) -> None:
+    good = Fact(content="Plays the cello", category="identity", user_id="bob")
+    bad = Fact(id=fact_id, content="Keeps bees on the roof", category="identity", user_id="bob")
+    with pytest.raises(InvalidInputError, match=r"cannot name a fact.*nothing was written"):
+        memory.put([good, bad])
+    assert memory.list(user_id="bob") == []
+    memory.put([good.model_copy(update={"id": "cello-1"})])  # a nameable id of one's own
+    assert memory.get("cello-1", user_id="bob").content == "Plays the cello"
+
+
 def test_write_sequence_records_keep_no_user_id_after_forget_me(memory: Memory) -> None:
     user = "zq-user-7781"
     memory.remember("Likes green tea", user_id=user, category="preference")

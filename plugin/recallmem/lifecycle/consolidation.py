@@ -13,7 +13,7 @@ uses: a new fact per merge, its parts superseded by it. Every run logs a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import numpy as np
@@ -21,7 +21,6 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import InvalidInputError
 from recallmem.events import ConsolidationEvent, log_event
 from recallmem.extraction.plan import Add, apply_plan
 from recallmem.lifecycle.clusters import related_groups
@@ -30,20 +29,7 @@ from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal
 from recallmem.lifecycle.merge_prompt import Shown, Unreadable, ask, render_groups
 from recallmem.lifecycle.merge_rules import CONSOLIDATED, RULES, Refusal, merge_plan, vet
 from recallmem.prompts import load_prompt
-from recallmem.types import Fact, Source, Status, TokenUsage, utcnow
-
-
-def moment(now: object) -> datetime:
-    """The time a run is stamped with: ``now`` if timezone-aware (as UTC), else the clock."""
-    if now is None:
-        return utcnow()
-    if not isinstance(now, datetime):
-        raise InvalidInputError(f"now must be a datetime or None, got {type(now).__name__}")
-    if now.tzinfo is None:
-        raise InvalidInputError(
-            "now is a naive datetime; pass a timezone-aware one, e.g. datetime.now(UTC)"
-        )
-    return now.astimezone(UTC)
+from recallmem.types import Fact, Source, Status, TokenUsage
 
 
 class ConsolidationStore(Protocol):

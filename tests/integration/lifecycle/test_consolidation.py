@@ -51,7 +51,7 @@ def close_memory(home: Path) -> Memory:
 def test_supplements_become_one_fact_and_the_parts_are_superseded(close_memory: Memory) -> None:
     parts = _seed(close_memory)
     close_memory.model = FakeChatModel(responses=[_reply()])
-    report = close_memory.consolidate(user_id="ada", now=NOW)
+    report = close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
 
     assert (report.proposed, report.merged, report.superseded) == (1, 1, 3)
     assert len(close_memory.model.requests) == 1  # one bounded call
@@ -69,14 +69,16 @@ def test_supplements_become_one_fact_and_the_parts_are_superseded(close_memory: 
     exported = close_memory.export(user_id="ada")["facts"]
     assert len(exported) == 5 and any(f["merged_from"] for f in exported)
 
-    again = close_memory.consolidate(user_id="ada", now=NOW)  # nothing left to merge
+    again = close_memory.consolidate(
+        user_id="ada", now=NOW, simulated_clock=True
+    )  # nothing left to merge
     assert again.merged == 0 and len(close_memory.model.requests) == 1
 
 
 def test_a_refused_merge_changes_nothing(close_memory: Memory) -> None:
     parts = _seed(close_memory)
     close_memory.model = FakeChatModel(responses=[_reply(MERGED + " at Acme on AWS")])
-    report = close_memory.consolidate(user_id="ada", now=NOW)
+    report = close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
     assert report.merged == 0 and "adds" in report.refused[0].reason
     assert all(close_memory.get(p.id).status is Status.ACTIVE for p in parts)
     assert close_memory.count() == 4
@@ -89,7 +91,7 @@ def test_without_a_model_only_near_duplicates_merge(memory: Memory) -> None:
         Fact(content="Likes tea", category="preference", user_id="bo"),
         Fact(content="Likes coffee", category="preference", user_id="bo"),
     ])  # fmt: skip
-    report = memory.consolidate(user_id="bo", now=NOW)
+    report = memory.consolidate(user_id="bo", now=NOW, simulated_clock=True)
     kept = "Uses Neovim with a Lua config daily"
     assert [m.fact.content for m in report.merges] == [kept]
     assert {f.content for f in memory.list(user_id="bo")} == {kept, "Likes tea", "Likes coffee"}
@@ -107,7 +109,7 @@ def test_a_crash_after_the_journal_is_finished_without_the_model(
 
     monkeypatch.setattr(close_memory.repository, "put", crash)
     with pytest.raises(OSError):
-        close_memory.consolidate(user_id="ada", now=NOW)
+        close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
     assert JournalFiles(close_memory.config.home).pending("ada") is not None
     assert all(close_memory.get(p.id).status is Status.ACTIVE for p in parts)
 
@@ -126,13 +128,27 @@ def test_an_event_is_logged_and_bad_input_is_refused(
     _seed(close_memory)
     close_memory.model = FakeChatModel(responses=[_reply()])
     with caplog.at_level(logging.INFO, logger="recallmem.events"):
-        close_memory.consolidate(user_id="ada", now=NOW)
+        close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
     (event,) = [r for r in caplog.records if getattr(r, "event", "") == "memory_consolidation"]
     assert event.data["merged"] == 1 and event.data["superseded"] == 3  # type: ignore[attr-defined]
-    with pytest.raises(InvalidInputError, match="naive"):
+    with pytest.raises(InvalidInputError, match="timezone-aware"):
         close_memory.consolidate(user_id="ada", now=datetime(2026, 12, 1))
     with pytest.raises(InvalidInputError):
         close_memory.consolidate(user_id="")
+
+
+def test_a_run_is_held_to_the_clock_unless_the_clock_is_simulated(close_memory: Memory) -> None:
+    _seed(close_memory)
+    close_memory.model = FakeChatModel(responses=[_reply()])
+    far = datetime(9000, 1, 1, tzinfo=UTC)
+    with pytest.raises(InvalidInputError, match="ahead of the current time"):
+        close_memory.consolidate(user_id="ada", now=far)
+    assert close_memory.model.requests == []  # refused before anything ran
+    assert len(close_memory.list(user_id="ada")) == 4
+    with pytest.raises(InvalidInputError, match="out of range"):
+        close_memory.consolidate(user_id="ada", now=datetime(1, 1, 1, tzinfo=UTC))
+    report = close_memory.consolidate(user_id="ada", now=far, simulated_clock=True)
+    assert report.merged == 1 and report.at == far
 
 
 def test_scopes_are_consolidated_apart(close_memory: Memory) -> None:
@@ -145,7 +161,7 @@ def test_scopes_are_consolidated_apart(close_memory: Memory) -> None:
         raise AssertionError("nothing of one scope is related: no call")
 
     close_memory.model = FakeChatModel(responses=[never])
-    assert close_memory.consolidate(user_id="cy", now=NOW).shown == 0
+    assert close_memory.consolidate(user_id="cy", now=NOW, simulated_clock=True).shown == 0
 
 
 def test_labelled_set_with_the_default_encoder(use_memory: Memory) -> None:
@@ -170,7 +186,7 @@ def test_a_replayed_plan_leaves_a_part_edited_since_alone(
 
     monkeypatch.setattr(close_memory.repository, "put", crash)
     with pytest.raises(OSError):
-        close_memory.consolidate(user_id="ada", now=NOW)
+        close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
     monkeypatch.setattr(close_memory.repository, "put", real_put)
     close_memory.update(parts[0].id, content="Uses Preact, not React")  # edited after the plan
     report = close_memory.consolidate(user_id="ada")
@@ -188,7 +204,12 @@ def test_one_user_is_consolidated_by_one_run_at_a_time(close_memory: Memory) -> 
 
     close_memory.model = FakeChatModel(responses=[slow, slow])
     with ThreadPoolExecutor(2) as pool:
-        runs = list(pool.map(lambda _: close_memory.consolidate(user_id="ada", now=NOW), [1, 2]))
+        runs = list(
+            pool.map(
+                lambda _: close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True),
+                [1, 2],
+            )
+        )
     assert sorted(r.merged for r in runs) == [0, 1] and len(close_memory.model.requests) == 1
     assert len(close_memory.list(user_id="ada", status=None)) == 5
 
@@ -197,7 +218,7 @@ def test_a_failing_model_changes_nothing(close_memory: Memory) -> None:
     parts = _seed(close_memory)
     close_memory.model = FakeChatModel(responses=[ConnectionError("provider down")])
     with pytest.raises(ConnectionError):
-        close_memory.consolidate(user_id="ada", now=NOW)
+        close_memory.consolidate(user_id="ada", now=NOW, simulated_clock=True)
     assert JournalFiles(close_memory.config.home).pending("ada") is None
     assert all(close_memory.get(p.id).status is Status.ACTIVE for p in parts)
 
