@@ -13,8 +13,8 @@ of the original it came from, so a finding's span covers the original characters
 hidden ones inside the secret too.
 
 The view costs nothing on ASCII text and little on Chinese: only characters outside a
-few blocks that no step changes (ASCII, Latin-1 letters, CJK ideographs, Hangul
-syllables) are looked at, each once per process.
+few blocks that no step changes (ASCII, CJK ideographs, Hangul syllables) are looked at,
+each once per process.
 
 >>> view = view_of("my pass\\u200bword is ｈｕｎｔｅｒ２")
 >>> view.text
@@ -32,10 +32,11 @@ from functools import cached_property, lru_cache
 
 from recallmem.quoting import BRAILLE_BLANK, hidden_characters, hidden_pattern
 
-# Characters no step of the view changes (NFKC-stable, not hidden, not a look-alike):
-# a text made of them only is its own view. tests/unit/test_secret_view.py checks it.
-_STABLE = re.compile(r"[^\x00-\x7f\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff"
-                     r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]")  # fmt: skip
+# Characters no step of the view changes (NFKC-stable, not hidden, not a look-alike,
+# no mark over a letter): a text made of them only is its own view.
+# tests/unit/test_secret_view.py checks it.
+_STABLE = re.compile(r"[^\x00-\x7f\u00d7\u00f7\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]")
+_SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
 
 # Cyrillic and Greek letters drawn like a Latin one (Unicode's confusables, the letters
 # that are the same glyph in common fonts). NFKC leaves them alone: they are letters.
@@ -55,8 +56,27 @@ def _seen(char: str) -> str:
         return " "
     if (digit := unicodedata.decimal(char, None)) is not None:
         return str(digit)  # any script's digit (٤, ४): a card number in it is one
+    name = unicodedata.name(char, "")
+    if name.startswith(_SMALL_CAPITAL) and len(name) == len(_SMALL_CAPITAL) + 1:
+        return name[-1].lower()  # ᴘᴀꜱꜱᴡᴏʀᴅ; NFKC keeps small capitals as they are
     folded = unicodedata.normalize("NFKC", char).translate(_LOOKALIKES)
-    return "".join(c for c in folded if c not in hidden)
+    return "".join(_unmarked(c) for c in folded if c not in hidden)
+
+
+def _unmarked(char: str) -> str:
+    """A Latin letter without the marks over or under it (``pässwörd`` reads "password"),
+    written in one character or with combining diacritics after it; any other character
+    as it is."""
+    if char in _DIACRITICS:
+        return ""
+    base, *marks = unicodedata.normalize("NFD", char)
+    if marks and base.isascii() and all(m in _DIACRITICS for m in marks):
+        return base
+    return char
+
+
+# The combining marks written over and under Latin letters (the block U+0300-U+036F).
+_DIACRITICS = frozenset(map(chr, range(0x300, 0x370)))
 
 
 class _Table(dict[int, str]):

@@ -2,9 +2,10 @@
 look-alike letters, compatibility forms; redaction removes the original characters.
 
 The rules read a view of the text (recallmem.secret_view); these tests check that view
-on handwritten evasions, on the labelled secret sets rewritten three ways (a zero-width
-space after every character, Cyrillic look-alikes, fullwidth ASCII), and that ordinary
-text with joiners in emoji or Chinese is not flagged.
+on handwritten evasions, on the labelled secret sets rewritten five ways (a zero-width
+space after every character, Cyrillic look-alikes, fullwidth ASCII, marks over the
+vowels, small capitals), and that ordinary text with joiners in emoji or Chinese, or
+accented words, is not flagged.
 """
 
 from __future__ import annotations
@@ -65,7 +66,19 @@ def fullwidth(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
 
 
-@pytest.mark.parametrize("disguise", [zero_width, cyrillic, fullwidth])
+def accented(text: str) -> str:  # a mark over every vowel: precomposed, or combining
+    marked = text.translate(str.maketrans("aeiouAEIOU", "äéîõùÄÉÎÕÙ"))
+    return marked.replace("y", "y\u0301")
+
+
+def small_capitals(text: str) -> str:
+    return text.translate(str.maketrans("abcdefghijklmnoprstuvwyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ"))
+
+
+DISGUISES = [zero_width, cyrillic, fullwidth, accented, small_capitals]
+
+
+@pytest.mark.parametrize("disguise", DISGUISES)
 @pytest.mark.parametrize("suffix", ["", "_heldout"], ids=["dev", "heldout"])
 def test_every_labelled_secret_the_rules_find_is_found_disguised(
     disguise: Any, suffix: str
@@ -81,7 +94,7 @@ def test_every_labelled_secret_the_rules_find_is_found_disguised(
         assert case["secret"] not in visible_text(redacted), text
 
 
-@pytest.mark.parametrize("disguise", [zero_width, cyrillic, fullwidth])
+@pytest.mark.parametrize("disguise", DISGUISES)
 def test_benign_texts_disguised_are_not_flagged(disguise: Any) -> None:
     benign = [c["text"] for n in ("benign", "benign_heldout") for c in cases(n)]
     clean = [text for text in benign if not scan(text)]
@@ -98,6 +111,7 @@ def test_benign_texts_disguised_are_not_flagged(disguise: Any) -> None:
         "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 my token is expired",
         "Uses a pass\u200dword manager",
         "The \u0440\u0430ssword is stored in 1Password",
+        "Müller fährt nach Zürich; café au lait, señor, Ångström, Dvořák",
         "Order \uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 \uff11\uff11\uff11\uff11 "
         "\uff11\uff11\uff11\uff11 shipped",
     ],
