@@ -7,8 +7,9 @@ compatibility form (fullwidth ``４１１１``, ``ｓｋ-``, mathematical bold l
 :func:`view_of` gives the rules a view of the text with every hidden character removed
 (:func:`recallmem.quoting.hidden_characters`, the set ``quote_text`` strips before a model
 reads the text), the braille blank read as a space, every script's decimal digits read as
-ASCII ones, NFKC applied and the common Cyrillic and Greek look-alikes of Latin letters
-folded, each character on its own. Every position of the view maps back to the character
+ASCII ones, NFKC applied, the common Cyrillic and Greek look-alikes and the small
+capitals of Latin letters folded and the diacritics over Latin letters dropped, each
+character on its own. Every position of the view maps back to the character
 of the original it came from, so a finding's span covers the original characters, the
 hidden ones inside the secret too.
 
@@ -69,9 +70,9 @@ def _unmarked(char: str) -> str:
     as it is."""
     if char in _DIACRITICS:
         return ""
-    base, *marks = unicodedata.normalize("NFD", char)
-    if marks and base.isascii() and all(m in _DIACRITICS for m in marks):
-        return base
+    parts = unicodedata.normalize("NFD", char)
+    if len(parts) > 1 and parts[0].isascii() and all(m in _DIACRITICS for m in parts[1:]):
+        return parts[0]
     return char
 
 
