@@ -31,6 +31,9 @@ def cmd_maintain(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"  {what:<8} {fact_id}\n")
     for user_id in report.repaired:
         out.write(f"  rebuilt the collection of user {user_id!r} from its records\n")
+    for failed in report.unconsolidated:
+        out.write(f"  could not consolidate user {failed.user_id!r} (tried again at the next "
+                  f"run): {failed.error}\n")  # fmt: skip
     return 0
 
 

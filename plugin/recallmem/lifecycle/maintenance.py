@@ -40,7 +40,7 @@ from recallmem.lifecycle.consolidation import ConsolidationStore, consolidate
 from recallmem.lifecycle.decay import Decay
 from recallmem.lifecycle.journal import MaintenanceJournal
 from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
-from recallmem.limits import check_maintain_now
+from recallmem.limits import MAX_CONTENT_CHARS, check_maintain_now
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 from recallmem.validation import check_flag, require_user
 
@@ -92,11 +92,23 @@ class MaintenancePort(LifecyclePort, ConsolidationStore, Protocol):
 Consolidate = Callable[[str, datetime], Sequence[str]]  # a user's merged fact ids
 
 
+class Unconsolidated(BaseModel):
+    """A user whose consolidation failed in a run, and the error, as it read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str
+    error: str
+
+
 class MaintenanceReport(BaseModel):
     """What one maintenance run changed, by fact id.
 
     ``consolidated`` lists the facts the run's consolidation made, each the merge of
-    facts it superseded (``Fact.merged_from``).
+    facts it superseded (``Fact.merged_from``). ``unconsolidated`` names each user whose
+    consolidation failed (a model that timed out or answered nonsense) and why: their
+    expiry, fading and purges were applied, the other users were maintained, and their
+    consolidation is tried again at the next run.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -108,6 +120,7 @@ class MaintenanceReport(BaseModel):
     purged: tuple[str, ...] = ()
     consolidated: tuple[str, ...] = ()
     repaired: tuple[str, ...] = ()  # users whose collection was rebuilt
+    unconsolidated: tuple[Unconsolidated, ...] = ()
     replayed: int = 0
     seconds: float = 0.0
 
@@ -130,6 +143,7 @@ class MaintenanceReport(BaseModel):
                 "purged": self.purged + other.purged,
                 "consolidated": self.consolidated + other.consolidated,
                 "repaired": self.repaired + other.repaired,
+                "unconsolidated": self.unconsolidated + other.unconsolidated,
                 "replayed": self.replayed + other.replayed,
                 "seconds": self.seconds + other.seconds,
             }
@@ -244,7 +258,14 @@ class Maintainer:
         revision = self.facts.revision(user_id)
         if self._consolidate is None or revision == self.journal.consolidated_at(user_id):
             return MaintenanceReport(at=now)
-        merged = tuple(self._consolidate(user_id, now))
+        try:
+            merged = tuple(self._consolidate(user_id, now))
+        except Exception as exc:  # one user's model trouble must not stop the run
+            error = f"{type(exc).__name__}: {exc}"[:MAX_CONTENT_CHARS]
+            log.warning("recallmem: consolidating user %r failed, tried again at the next "
+                        "run: %s", user_id, error)  # fmt: skip
+            failed = Unconsolidated(user_id=user_id, error=error)
+            return MaintenanceReport(at=now, unconsolidated=(failed,))
         self.journal.note_consolidated(user_id, self.facts.revision(user_id))
         return MaintenanceReport(at=now, consolidated=merged)
 

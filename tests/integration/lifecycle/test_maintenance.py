@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from recallmem import Fact, Memory, MemoryConfig, Status
 from recallmem.errors import InvalidInputError
-from recallmem.testing import HashingEmbeddings
+from recallmem.testing import FakeChatModel, HashingEmbeddings
 
 PAST = datetime(2020, 1, 1, tzinfo=UTC)
 
@@ -160,3 +160,32 @@ def test_the_worker_maintains_active_users_about_once_a_day(memory: Memory) -> N
     memory.observe([{"role": "user", "content": "Back home"}], user_id="ada", thread_id="t1")
     assert maintainer.run_due(now + timedelta(hours=2)).users == ()  # not a day yet
     assert maintainer.run_due(now + timedelta(days=1, hours=1)).users == ("ada",)
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ("[" * 10_000, "Error"),
+        ("Sorry, I cannot help with that.", "ExtractionError: "),
+        (TimeoutError("read timed out"), "TimeoutError: read timed out"),
+    ],
+    ids=["nested", "prose", "provider-error"],
+)
+def test_one_users_failed_consolidation_stops_no_one_elses_maintenance(
+    home: Path, reply: str | Exception, error: str
+) -> None:
+    model = FakeChatModel(responses=[reply] * 4)
+    config = MemoryConfig(home=home, consolidation_similarity=0.2)
+    with Memory(config, embeddings=HashingEmbeddings(), model=model) as memory:
+        memory.remember("Uses React for the front end", user_id="aaa", category="knowledge")
+        memory.remember("Works on the front end team", user_id="aaa", category="knowledge")
+        trip = memory.remember("In Lisbon this week", user_id="zed", category="context",
+                               valid_until=PAST)  # fmt: skip
+        report = memory.maintain()
+        assert report.expired == (trip.id,) and memory.get(trip.id).status is Status.EXPIRED
+        [failed] = report.unconsolidated
+        assert failed.user_id == "aaa" and error in failed.error
+        assert len(model.requests) == 1  # zed had nothing to merge: one call, aaa's
+        again = memory.maintain()  # aaa's consolidation is owed: tried again, still failing
+        assert [u.user_id for u in again.unconsolidated] == ["aaa"]
+        assert len(memory.list(user_id="aaa")) == 2  # nothing merged, nothing lost
