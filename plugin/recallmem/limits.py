@@ -42,9 +42,20 @@ def _characters_class(chars: Iterable[str]) -> str:
 # the wrong user.
 _HIDDEN_CLASS = _characters_class(hidden_characters() | {BRAILLE_BLANK})
 MAX_ID_CHARS = 200  # user, agent and thread ids, fact ids, reasons, text filters
-# A user id is a path segment of the API (/v1/users/{user}/...), so no '/' and no space;
-# \x1c-\x1f are the separators Python's str.strip removes but regex \s does not match.
-USER_ID_PATTERN = rf"^[^\s/\x1c-\x1f{_HIDDEN_CLASS}]{{1,{MAX_ID_CHARS}}}$"
+# No control character (C0, DEL, C1: "ada\x00" and "ada\x1b" print as "ada") and no
+# hidden one, in any id: an agent or thread id also reaches tables, logs and prompts.
+_UNSEEN = rf"\x00-\x1f\x7f-\x9f{_HIDDEN_CLASS}"
+# A user id is a path segment of the API (/v1/users/{user}/...), so no '/', no space,
+# and not "." or "..", which clients resolve as the path's dot segments. Spelled without
+# a look-ahead, which pydantic's regex engine lacks: no dot first, one dot then another
+# character, or two dots then at least one more.
+_ID_CHAR = rf"[^\s/{_UNSEEN}]"
+_NOT_DOT = rf"[^\s/.{_UNSEEN}]"
+USER_ID_PATTERN = (
+    rf"^(?:{_NOT_DOT}{_ID_CHAR}{{0,{MAX_ID_CHARS - 1}}}|\.{_NOT_DOT}{_ID_CHAR}{{0,"
+    rf"{MAX_ID_CHARS - 2}}}|\.\.{_ID_CHAR}{{1,{MAX_ID_CHARS - 2}}})$"
+)
+SCOPE_ID_PATTERN = rf"^[^{_UNSEEN}]{{1,{MAX_ID_CHARS}}}$"  # agent and thread ids
 # "Has something besides whitespace", in the sense of Python's str.strip.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
 
@@ -91,6 +102,7 @@ MAX_TOOL_K = 20
 MAX_TOOL_CONTENT_CHARS = 500
 
 _USER_ID = re.compile(USER_ID_PATTERN)
+_SCOPE_ID = re.compile(SCOPE_ID_PATTERN)
 
 
 def check_user_id(user_id: object) -> str:
@@ -102,8 +114,9 @@ def check_user_id(user_id: object) -> str:
         )
     if not _USER_ID.fullmatch(user_id):
         raise MissingScopeError(
-            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces, '/' or invisible "
-            f"format characters (it names the user in API paths), got {user_id[:40]!r}"
+            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces, '/', control or "
+            f"invisible format characters, and not '.' or '..' (it names the user in API "
+            f"paths), got {user_id[:40]!r}"
         )
     return user_id
 
@@ -112,10 +125,10 @@ def check_scope_id(value: object, name: str) -> str | None:
     """An optional agent or thread id (or text filter): None, or 1 to MAX_ID_CHARS characters."""
     if value is None:
         return None
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ID_CHARS:
+    if not isinstance(value, str) or not _SCOPE_ID.fullmatch(value):
         raise InvalidInputError(
-            f"{name} must be a string of 1 to {MAX_ID_CHARS} characters, "
-            f"or None, got {str(value)[:40]!r}"
+            f"{name} must be a string of 1 to {MAX_ID_CHARS} characters without control "
+            f"or invisible format characters, or None, got {str(value)[:40]!r}"
         )
     return value
 

@@ -139,3 +139,19 @@ def test_a_dead_letter_is_listed_and_discarded(home: Path) -> None:
     )
     assert run(home, "dead-letters")[1].splitlines()[1:] == []
     assert run(home, "drop-dead-letter", str(letter.id))[0] == 2  # no such letter any more
+
+
+def test_stored_control_characters_print_as_escapes_not_terminal_commands(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A fact that, printed raw, would clear the line and write over it.
+    hostile = "Likes tea\x1b[2K\x08\x1b[1AEVIL: all good\u202e"
+    code, out = run(home, "remember", hostile, "--user", "ada", "--category", "preference")
+    assert code == 0 and "\x1b" not in out
+    for command in (["list", "--user", "ada"], ["recall", "tea", "--user", "ada"]):
+        code, out = run(home, *command)
+        assert code == 0 and "Likes tea\\x1b[2K\\x08\\x1b[1AEVIL" in out, out
+        assert not any(c in out for c in "\x1b\x08\u202e")
+    code, _ = run(home, "forget", "x\x1b[2Kx", "--user", "ada")
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err and "x\\x1b[2Kx" in err

@@ -16,7 +16,8 @@ While ``recallmem serve`` owns the home, commands are not run on it (embedded Ch
 belongs to one process): the CLI prints the ``curl`` that asks the service instead.
 
 Errors print one line on stderr that says what to do, and exit with status 2 (bad
-input) or 1 (anything else).
+input) or 1 (anything else). Control characters in what is printed are written as
+escapes (:mod:`recallmem.cli.terminal`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from recallmem.cli import copying, facts, lifecycle, migrate, queue, serve
 from recallmem.cli.busy import busy_message
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
+from recallmem.cli.terminal import safe_output, terminal_safe
 from recallmem.errors import FactNotFoundError, InvalidInputError, RecallmemError, StoreLockedError
 
 
@@ -48,13 +50,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         handler: Handler = args.handler
-        return handler(args, out or sys.stdout)
+        return handler(args, safe_output(out or sys.stdout))
     except (InvalidInputError, FactNotFoundError) as exc:
-        print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
+        _error(f"error: {cli_message(exc)}")
         return 2
     except StoreLockedError as exc:
-        print(f"recallmem: {busy_message(args, exc.holder) or f'error: {exc}'}", file=sys.stderr)
+        _error(busy_message(args, exc.holder) or f"error: {exc}")
         return 1
     except (RecallmemError, OSError) as exc:
-        print(f"recallmem: error: {cli_message(exc)}", file=sys.stderr)
+        _error(f"error: {cli_message(exc)}")
         return 1
+
+
+def _error(message: str) -> None:
+    print(f"recallmem: {terminal_safe(message)}", file=sys.stderr)

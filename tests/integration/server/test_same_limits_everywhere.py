@@ -24,7 +24,8 @@ from recallmem.server.app import create_app
 from serverkit import ADMIN, client_for, token_settings
 
 USER_IDS = ["ada", "a" * 200, "a" * 201, "a b", "a/b", " ", "ada\t", "ada\x1c", "用户-7",
-            "ada\ufeff", "ad\u200ba", "a\u00adb", "ada\U000e0041", "ada\u202e"]  # fmt: skip
+            "ada\ufeff", "ad\u200ba", "a\u00adb", "ada\U000e0041", "ada\u202e", "ada\x00",
+            "ada\x1b", "ada\x7f", "ada\x9b", ".", "..", "...", ".ada", "..ada"]  # fmt: skip
 KS = [0, 1, 100, 101]
 QUERIES = ["q" * 1000, "q" * 1001, "   "]
 LIMITS = [0, 1, 1000, 1001]
