@@ -77,7 +77,7 @@ def format_hits(hits: Sequence[ScoredFact], query: str, texts: ToolTexts) -> str
     """The text the model reads for a recall, worded by ``texts.responses``."""
     said = texts.responses
     if not hits:
-        return said.recall_empty.format(query=quote_text(query))
+        return said.recall_empty.format(query=quote_text(query, in_quotes=True))
     lines = [said.recall_header]
     for n, hit in enumerate(hits, 1):
         fact = hit.fact
@@ -96,7 +96,8 @@ def _validation_error(texts: ToolTexts) -> Callable[[ValidationError], str]:
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
             for e in error.errors()
         )
-        return texts.responses.invalid_arguments.format(problems=problems)
+        # The locations name the model's own argument keys: model-written text.
+        return texts.responses.invalid_arguments.format(problems=quote_text(problems))
 
     return explain
 

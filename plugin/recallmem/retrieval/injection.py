@@ -277,7 +277,7 @@ def render_recalled(
     """
     spec = spec or load_memory_block_spec()
     n, t = spec.notes, spec.block
-    safe_query = quote_text(query)[:200]
+    safe_query = quote_text(query, in_quotes=True)[:200]
     opening = n.recalled_open.format(trigger=quote_text(trigger))
     if not hits:
         return "\n".join([opening, n.recalled_empty.format(query=safe_query), n.recalled_close])
@@ -293,7 +293,7 @@ def render_recall_hint(cue: str, *, after_fetch: bool, spec: MemoryBlockSpec | N
     """The note telling the planner to call ``recall`` for the words ``cue``."""
     n = (spec or load_memory_block_spec()).notes
     template = n.recall_hint_after_fetch if after_fetch else n.recall_hint
-    return template.format(cue=quote_text(cue))
+    return template.format(cue=quote_text(cue, in_quotes=True))
 
 
 def render_confirmation(content: str, spec: MemoryBlockSpec | None = None) -> str:
