@@ -122,7 +122,8 @@ def check_user_id(user_id: object) -> str:
 
 
 def check_scope_id(value: object, name: str) -> str | None:
-    """An optional agent or thread id (or text filter): None, or 1 to MAX_ID_CHARS characters."""
+    """An optional agent or thread id: None, or 1 to MAX_ID_CHARS characters, none of
+    them a control or hidden character."""
     if value is None:
         return None
     if not isinstance(value, str) or not _SCOPE_ID.fullmatch(value):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from recallmem.errors import InvalidInputError
-from recallmem.limits import DEFAULT_PAGE, MAX_PAGE, check_scope_id
+from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_PAGE
 from recallmem.types import Category, Fact, Status
 from recallmem.validation import check_integer, optional_key, optional_text, parse_category
 
@@ -32,8 +32,11 @@ def select(
     check_integer(offset, "offset", 0)
     agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
     text = optional_text(text, "text")
-    if text:  # a filter is held to the id limit, as by the API
-        check_scope_id(text, "text")
+    if text is not None and len(text) > MAX_ID_CHARS:  # the id limit, as by the API
+        raise InvalidInputError(
+            f"text must be at most {MAX_ID_CHARS} characters, got {len(text)}; search a "
+            "shorter piece of the fact"
+        )
     wanted_category = parse_category(category) if category is not None else None
     try:
         wanted_status = Status(status) if status is not None else None

@@ -55,8 +55,11 @@ def test_alice_never_sees_bob(
         near = []
     for rows in near:
         assert all(h.fact.user_id == "alice" for h in rows)
-    exported = memory.export(user_id="alice", agent_id=agent)
-    assert all(f["user_id"] == "alice" for f in exported["facts"])
+    try:
+        exported = memory.export(user_id="alice", agent_id=agent)["facts"]
+    except InvalidInputError:  # an agent id with a control or hidden character
+        exported = []
+    assert all(f["user_id"] == "alice" for f in exported)
 
 
 def test_id_lookups_are_scoped(shared: tuple[Memory, str]) -> None:

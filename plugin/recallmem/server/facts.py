@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Response, status
 
 from recallmem.errors import FactNotFoundError
-from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_OFFSET
+from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_OFFSET, SCOPE_ID_PATTERN
 from recallmem.memory import Memory
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
@@ -40,7 +40,7 @@ router = APIRouter(
 )
 
 FactId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
-ScopeFilter = Annotated[str | None, Query(min_length=1, max_length=MAX_ID_CHARS)]
+ScopeFilter = Annotated[str | None, Query(pattern=SCOPE_ID_PATTERN)]
 StatusFilter = Literal["active", "superseded", "done", "deleted", "faded", "expired", "all"]
 _MAX_LINEAGE = 50  # a supersede chain longer than this is cut, never followed forever
 

@@ -25,6 +25,7 @@ from recallmem.limits import (
     MAX_QUERY_CHARS,
     MAX_SUMMARY_CHARS,
     NOT_BLANK,
+    SCOPE_ID_PATTERN,
     TIMES_END,
 )
 from recallmem.types import (
@@ -41,7 +42,7 @@ from recallmem.validation import check_valid_until
 MAX_PAGE_SIZE = MAX_PAGE
 MAX_SEARCH_K = MAX_K
 
-ScopeId = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+ScopeId = Field(default=None, pattern=SCOPE_ID_PATTERN)
 Keyword = Annotated[str, Field(min_length=1, max_length=MAX_KEYWORD_CHARS, pattern=NOT_BLANK)]
 KEYWORDS_HELP = "A few short search words (say, in the user's other language) matched too."
 

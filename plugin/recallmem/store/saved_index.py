@@ -31,6 +31,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from recallmem.store.settling import settled
+
 SAVED_EVERY = 1  # records between saves of an index a read found unsaved: every write
 _NOTHING_ON_DISK = "nothing found on disk"
 T = TypeVar("T")
@@ -66,15 +68,16 @@ def upgrade(handle: Any) -> Any:
 
 def read_saved(handle: Any, read: Callable[[], T], *, dimension: int | None = None) -> T:
     """``read()``, and if Chroma could not load the collection's never-saved index, the
-    same read again after saving it. ``dimension`` is the store's vector dimension: an
+    same read again after saving it; a read meeting another process's write in flight is
+    tried again (:mod:`recallmem.store.settling`). ``dimension`` is the store's vector dimension: an
     emptied collection is saved by a probe vector of that size (without it, it is not)."""
     try:
-        return read()
+        return settled(read)
     except Exception as exc:
         if not is_unsaved_index(exc):
             raise
         save(upgrade(handle), dimension)
-    return read()
+    return settled(read)
 
 
 def save(handle: Any, dimension: int | None) -> None:
