@@ -16,7 +16,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.errors import ExtractionError
 from recallmem.extraction.chain import message_usage
 from recallmem.extraction.parser import find_json
 from recallmem.prompts import ChatPromptSpec
@@ -107,13 +106,11 @@ def read_reply(text: str) -> tuple[list[Proposal], list[Unreadable]]:
 
     A reply with no JSON at all raises ``ExtractionError``; nothing is merged.
     """
-    try:
-        data = find_json(text)
-    except ExtractionError:
-        raise ExtractionError(
-            f"the consolidation model's reply holds no readable JSON object (it starts with "
-            f"{text.strip()[:120]!r}); nothing was merged, the next run asks again"
-        ) from None
+    data = find_json(
+        text,
+        source="the consolidation model's reply",
+        then="Nothing was merged; the next run asks again.",
+    )
     items = data.get("merges", [])
     proposals: list[Proposal] = []
     unreadable: list[Unreadable] = []

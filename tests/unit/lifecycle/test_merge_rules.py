@@ -126,5 +126,19 @@ def test_stored_text_is_quoted_and_a_tolerant_reply_is_read() -> None:
 
 
 def test_a_reply_without_json_is_an_error_that_merges_nothing() -> None:
-    with pytest.raises(ExtractionError, match="nothing was merged"):
+    with pytest.raises(ExtractionError, match="Nothing was merged"):
         read_reply("Sorry, I cannot help with that.")
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ('{"merges": ' + "[" * 10_000 + "]" * 10_000 + "}", "nested too deeply"),
+        ('{"merges": [' + "9" * 5000 + "]}", "integer of more than 4300 digits"),
+    ],
+)
+def test_a_reply_too_deep_or_with_a_huge_integer_merges_nothing(reply: str, why: str) -> None:
+    with pytest.raises(ExtractionError, match=why) as caught:
+        read_reply(reply)
+    assert "consolidation model's reply" in str(caught.value)
+    assert "Nothing was merged" in str(caught.value)
