@@ -46,6 +46,11 @@ _MAX_ENDING = 3  # "live" ~ "lives", "lived"; "review" ~ "reviews", "reviewed"
 _SEP = "\x00"  # joins units for a whole-unit search; never inside a unit
 
 
+def _units(text: str) -> list[str]:
+    # A model may straighten the user's curly apostrophe (don’t → don't): the same word.
+    return units(text.replace("’", "'"))
+
+
 def fragments(quote: str) -> list[tuple[str, ...]]:
     """The quote's parts between ellipses, each as its units (empty parts left out).
 
@@ -54,7 +59,7 @@ def fragments(quote: str) -> list[tuple[str, ...]]:
     """
     # The prompt shows text escaped (&lt; for <); a quote may copy either form.
     parts = html.unescape(quote).replace("…", "...").split("...")
-    return [found for part in parts if (found := tuple(units(part)))]
+    return [found for part in parts if (found := tuple(_units(part)))]
 
 
 def _joined(found: Sequence[str]) -> str:
@@ -74,7 +79,7 @@ def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance 
         shown = ", ".join(repr(s) for s in singles[:6])
         return None, f"evidence quotes single characters ({shown}), not the user's words"
     wanted = [_joined(p) for p in parts]
-    holders = [u for u in window if all(w in _joined(units(u.content)) for w in wanted)]
+    holders = [u for u in window if all(w in _joined(_units(u.content)) for w in wanted)]
     for utterance in holders:
         if utterance.role == "user":
             return utterance, ""
@@ -84,11 +89,11 @@ def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance 
 
 
 def _words(text: str) -> set[str]:
-    return {u for u in units(text) if not is_cjk(u) and u not in STOPWORDS}
+    return {u for u in _units(text) if not is_cjk(u) and u not in STOPWORDS}
 
 
 def _pairs(text: str) -> set[str]:
-    found = units(text)
+    found = _units(text)
     return {
         a + b
         for a, b in pairwise(found)

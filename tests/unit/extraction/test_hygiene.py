@@ -90,6 +90,8 @@ def test_evidence_is_matched_loosely_but_within_one_user_message() -> None:
     assert locate_evidence("I MOSTLY write typescript!", WINDOW)[0] == WINDOW[2]
     assert locate_evidence("我上周转岗到产品组了……我喜欢三千字左右的长文", WINDOW)[0] == WINDOW[0]
     assert locate_evidence("产品组 ... TypeScript", WINDOW)[0] is None  # parts from two messages
+    curly = [Utterance(id="u9", role="user", content="I don’t eat meat")]
+    assert locate_evidence("I don't eat meat", curly)[0] == curly[0]  # apostrophe straightened
 
 
 @pytest.mark.parametrize(
