@@ -10,10 +10,10 @@ messages into "a...m...i...n", or cite one word the user said ("me") for any fac
   ONE user message; a fragment of a single character (a letter, a digit, one CJK
   character) is no piece of anyone's words and is refused;
 - the quote must carry the fact: it shares a word of the fact (case folded, function
-  words aside, a short ending such as "lives"/"live" allowed) or a pair of adjacent CJK
-  characters with it, or it is, in one piece, a clause of its own
-  (``MIN_UNSHARED_UNITS`` meaningful words or CJK characters), as a paraphrase in the
-  user's words is ("I don't eat any meat" for "Is vegetarian").
+  words aside, a short ending such as "lives"/"live" allowed) or a CJK character that is
+  no function word with it, or it says, in one
+  piece, ``MIN_UNSHARED_UNITS`` meaningful words or CJK characters, as a paraphrase in
+  the user's words does ("I don't eat meat" for "Is vegetarian").
 
 The prompt asks for facts in the language the user spoke, so a fact and its quote
 normally share words; a fact in the other language is refused by hygiene's language
@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from itertools import pairwise
 
 from recallmem.extraction.threads import Utterance
 from recallmem.text import STOPWORDS, is_cjk, units
 
-# A quote sharing nothing with its fact must say this much on its own, in one piece.
-MIN_UNSHARED_UNITS = 4
+# A quote sharing nothing with its fact must say this much on its own, in one piece:
+# two meaningful words ("eat meat" for "Is vegetarian", "TS mostly" for "Uses
+# TypeScript", 不吃肉 for 素食者), never one word ("me") alone.
+MIN_UNSHARED_UNITS = 2
 _MAX_ENDING = 3  # "live" ~ "lives", "lived"; "review" ~ "reviews", "reviewed"
 _SEP = "\x00"  # joins units for a whole-unit search; never inside a unit
 
@@ -92,13 +93,8 @@ def _words(text: str) -> set[str]:
     return {u for u in _units(text) if not is_cjk(u) and u not in STOPWORDS}
 
 
-def _pairs(text: str) -> set[str]:
-    found = _units(text)
-    return {
-        a + b
-        for a, b in pairwise(found)
-        if is_cjk(a) and is_cjk(b) and not (a in STOPWORDS and b in STOPWORDS)
-    }
+def _characters(text: str) -> set[str]:
+    return {u for u in _units(text) if is_cjk(u) and u not in STOPWORDS}
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -113,7 +109,7 @@ def unsupported(content: str, quote: str) -> str:
     said = _words(quote)
     if any(_same_word(w, s) for w in _words(content) for s in said):
         return ""
-    if _pairs(content) & _pairs(quote):
+    if _characters(content) & _characters(quote):
         return ""
     parts = fragments(quote)
     if len(parts) == 1 and sum(u not in STOPWORDS for u in parts[0]) >= MIN_UNSHARED_UNITS:

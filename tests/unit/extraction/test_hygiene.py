@@ -14,6 +14,7 @@ from recallmem.extraction.parser import (
     SupersedeRequest,
 )
 from recallmem.extraction.plan import Add, Confirm, Evict, MarkDone, Supersede
+from recallmem.extraction.quotes import unsupported
 from recallmem.types import Fact
 
 NOW = datetime(2025, 3, 1, tzinfo=UTC)
@@ -335,3 +336,17 @@ def test_a_paraphrased_replacement_still_links_and_an_unrelated_one_does_not() -
     )
     assert [type(op) for op in unrelated.operations] == [Add]
     assert "not among the new facts" in reasons(unrelated)[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "quote"),
+    [
+        ("Is vegetarian", "I don't eat meat"),
+        ("Uses TypeScript", "TS mostly"),
+        ("Has a daughter", "my kid Emma"),
+        ("用户是素食者", "我不吃肉"),
+        ("有一个女儿", "我闺女"),
+    ],
+)
+def test_a_paraphrase_of_two_words_or_more_carries_its_fact(content: str, quote: str) -> None:
+    assert unsupported(content, quote) == ""
