@@ -154,7 +154,49 @@ def message_usage(message: BaseMessage) -> tuple[TokenUsage, str | None]:
     return usage, (str(name) if name else None)
 
 
+# How providers say a reply stopped at the output limit: OpenAI and Ollama "length",
+# Anthropic and Bedrock "max_tokens", Gemini "MAX_TOKENS".
+_CUT_REASONS = frozenset({"length", "max_tokens"})
+
+
+def cut_off(message: BaseMessage) -> str | None:
+    """How ``message`` says it was cut at the model's output limit (as ``key 'value'``),
+    or None for a reply the model finished.
+
+    >>> cut_off(AIMessage("{", response_metadata={"finish_reason": "length"}))
+    "finish_reason 'length'"
+    >>> cut_off(AIMessage("{}", response_metadata={"stop_reason": "end_turn"})) is None
+    True
+    """
+    meta = message.response_metadata or {}
+    for key in ("finish_reason", "stop_reason", "done_reason"):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip().lower() in _CUT_REASONS:
+            return f"{key} {value!r}"
+    return None
+
+
+def refuse_cut_off(message: BaseMessage, *, source: str, remedy: str, then: str) -> None:
+    """Raise ExtractionError if the reply was cut at the output limit.
+
+    A cut reply is never read: its text may hold only a restated example of the format
+    (``{"facts": []}``), which would read as "nothing to remember" and lose the window.
+    """
+    if how := cut_off(message):
+        raise ExtractionError(
+            f"{source} was cut off at the model's output limit ({how}), so it is "
+            f"incomplete and none of it is used. {remedy} {then}"
+        )
+
+
 def _read_message(message: BaseMessage) -> ExtractionResult:
+    refuse_cut_off(
+        message,
+        source="the model's reply",
+        remedy="Raise the model's max output tokens, or shorten the windows "
+        "(a lower flush_message_count).",
+        then="The conversation stays queued and will be retried.",
+    )
     if isinstance(message, AIMessage) and message.tool_calls:
         result = coerce_result(message.tool_calls[0]["args"])
     else:
@@ -170,7 +212,7 @@ def _read_structured(output: Any) -> ExtractionResult:
     if not isinstance(raw, BaseMessage):
         raise ExtractionError("structured output carried no raw model message")
     parsed = output.get("parsed")
-    if isinstance(parsed, Mapping):
+    if isinstance(parsed, Mapping) and cut_off(raw) is None:
         usage, name = message_usage(raw)
         return coerce_result(parsed).model_copy(update={"usage": usage, "model_name": name})
     return _read_message(raw)

@@ -7,9 +7,10 @@ and each proposal's nearest stored facts, :func:`make_plan` returns a
 1. no secrets, whatever the model returns; no permissions granted to the assistant and
    nothing the assistant said about itself (``prompts/scope_rules.yaml``);
 2. confidence at or above the threshold (0.7 by default);
-3. evidence: the quote must be a span of the user's own messages, so facts drawn only
-   from the assistant's words are dropped;
-4. the fact is written in the language the user used;
+3. evidence: the quote must be the user's own whole words from one of their messages,
+   so facts drawn only from the assistant's words are dropped (``quotes``);
+4. the fact is written in the language the user used, and its quote carries it
+   (shares a word of it, or is a clause of its own: ``quotes.unsupported``);
 5. not a repeat of another fact of the same window;
 6. if it replaces a stored fact (the model's ``supersede``), the stored one is
    superseded: kept, linked to its replacement, out of recall. Corrections carry the
@@ -23,7 +24,6 @@ pinned facts and corrections.
 
 from __future__ import annotations
 
-import html
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +45,8 @@ from recallmem.extraction.plan import (
     ProfileChange,
     Supersede,
 )
+from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
+from recallmem.extraction.quotes import unsupported
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.threads import Utterance
 from recallmem.lifecycle.expiry import resolve_local
@@ -52,7 +54,6 @@ from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redac
 from recallmem.text import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
-MIN_EVIDENCE_CHARS = 2
 LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the new fact
 Neighbours = Sequence[tuple[Fact, float]]
 
@@ -112,26 +113,6 @@ def _likeness(a: str, b: str) -> float:
 def _wrong_language(content: str, evidence: str) -> bool:
     said, written = cjk_share(evidence), cjk_share(content)
     return (said >= 0.5 and written == 0.0) or (said == 0.0 and written >= 0.5)
-
-
-def locate_evidence(quote: str, window: Sequence[Utterance]) -> tuple[Utterance | None, str]:
-    """The user message holding ``quote`` and a reason when there is none.
-
-    Quotes are compared normalised (case, width and punctuation ignored); a quote with
-    an ellipsis must have every part in the same user message.
-    """
-    # The prompt shows text escaped (&lt; for <); a quote may copy either form.
-    parts = [normalize(p) for p in html.unescape(quote).replace("…", "...").split("...")]
-    parts = [p for p in parts if p]
-    if sum(len(p) for p in parts) < MIN_EVIDENCE_CHARS:
-        return None, "no evidence quoted from the user's messages"
-    holders = [u for u in window if all(p in normalize(u.content) for p in parts)]
-    for utterance in holders:
-        if utterance.role == "user":
-            return utterance, ""
-    if holders:
-        return None, "evidence is only in the assistant's words"
-    return None, "evidence not found in the user's messages"
 
 
 class _Planner:
@@ -194,6 +175,8 @@ class _Planner:
             return why
         if _wrong_language(candidate.content, candidate.evidence):
             return "not written in the language the user used"
+        if weak := unsupported(candidate.content, candidate.evidence):
+            return weak
         try:  # a date past the calendar's end (9999-12-31 for "for good") loses only this fact
             if candidate.valid_until:
                 resolve_local(candidate.valid_until, self.ctx.timezone)

@@ -5,7 +5,8 @@ write ``True`` for ``true``, spell categories in capitals or give confidence as 
 :func:`parse_extraction` reads all of that. One unusable item (a fact without a
 category, say) is set aside in ``rejected`` with the reason, and the rest is kept; so
 are the facts past a reply's first ``MAX_FACTS_PER_WINDOW``. Output with no JSON object
-at all is an :class:`~recallmem.errors.ExtractionError`, which keeps the conversation
+at all (found by :func:`~recallmem.extraction.reply_json.find_json`) is an
+:class:`~recallmem.errors.ExtractionError`, which keeps the conversation
 queued for a retry.
 
 >>> result = parse_extraction('''<think>The user states a preference.</think>
@@ -23,19 +24,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
+from recallmem.extraction.reply_json import find_json as find_json  # re-exported
 from recallmem.lifecycle.expiry import normalise_local
 from recallmem.limits import MAX_FACTS_PER_WINDOW, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
-_THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")
 _WORD_CONFIDENCE = {"high": 0.9, "medium": 0.75, "moderate": 0.75, "low": 0.5}
 
 
@@ -119,87 +119,6 @@ class ExtractionResult(ExtractionOutput):
     rejected: tuple[Rejected, ...] = ()
     usage: TokenUsage = TokenUsage()
     model_name: str | None = None
-
-
-# -- finding the JSON --------------------------------------------------------------
-
-
-def _balanced_objects(text: str) -> Iterator[str]:
-    """Every top-level ``{...}`` span, braces inside strings ignored."""
-    depth, start, in_string, escaped = 0, -1, False, False
-    for i, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"' and depth:
-            in_string = True
-        elif char == "{":
-            start = i if depth == 0 else start
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                yield text[start : i + 1]
-
-
-def _outside_strings(text: str, pattern: re.Pattern[str], repl: str) -> str:
-    # Split into string literals and the code between them; only rewrite the code.
-    parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
-    return "".join(p if i % 2 else pattern.sub(repl, p) for i, p in enumerate(parts))
-
-
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
-_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
-_PY_LITERAL = re.compile(r"\b(True|False|None)\b")
-
-
-def _loads(candidate: str) -> Any:
-    try:
-        return json.loads(candidate)
-    except json.JSONDecodeError:
-        repaired = _outside_strings(candidate, _TRAILING_COMMA, r"\1")
-        parts = re.split(r'("(?:[^"\\]|\\.)*")', repaired)
-        repaired = "".join(
-            p if i % 2 else _PY_LITERAL.sub(lambda m: _PY_LITERALS[m.group(1)], p)
-            for i, p in enumerate(parts)
-        )
-        return json.loads(repaired)
-
-
-def find_json(text: str) -> dict[str, Any]:
-    """The JSON object in a model reply, past thinking, fences and chatter."""
-    text = _THINK.sub("", text)
-    if "</think>" in text:  # some templates open the thinking block in the prompt
-        text = text.rsplit("</think>", 1)[1]
-    candidates = [*_FENCE.findall(text), text]
-    errors: list[str] = []
-    for block in candidates:
-        if block.strip().startswith("["):  # a bare list of facts
-            try:
-                value = _loads(block.strip())
-            except json.JSONDecodeError as exc:
-                errors.append(str(exc))
-            else:
-                if isinstance(value, list):
-                    return {"facts": value}
-        for span in sorted(_balanced_objects(block), key=len, reverse=True):
-            try:
-                value = _loads(span)
-            except json.JSONDecodeError as exc:
-                errors.append(str(exc))
-                continue
-            if isinstance(value, dict):
-                return value
-    detail = f" ({errors[0]})" if errors else ""
-    raise ExtractionError(
-        f"the model's reply holds no readable JSON object{detail}; it starts with "
-        f"{text.strip()[:120]!r}. The conversation stays queued and will be retried."
-    )
 
 
 # -- coercing items ----------------------------------------------------------------

@@ -16,8 +16,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.errors import ExtractionError
-from recallmem.extraction.chain import message_usage
+from recallmem.extraction.chain import message_usage, refuse_cut_off
 from recallmem.extraction.parser import find_json
 from recallmem.prompts import ChatPromptSpec
 from recallmem.quoting import quote_text
@@ -107,13 +106,11 @@ def read_reply(text: str) -> tuple[list[Proposal], list[Unreadable]]:
 
     A reply with no JSON at all raises ``ExtractionError``; nothing is merged.
     """
-    try:
-        data = find_json(text)
-    except ExtractionError:
-        raise ExtractionError(
-            f"the consolidation model's reply holds no readable JSON object (it starts with "
-            f"{text.strip()[:120]!r}); nothing was merged, the next run asks again"
-        ) from None
+    data = find_json(
+        text,
+        source="the consolidation model's reply",
+        then="Nothing was merged; the next run asks again.",
+    )
     items = data.get("merges", [])
     proposals: list[Proposal] = []
     unreadable: list[Unreadable] = []
@@ -128,6 +125,13 @@ def read_reply(text: str) -> tuple[list[Proposal], list[Unreadable]]:
 def ask(model: BaseChatModel, prompt: ChatPromptSpec, shown: Shown) -> Reply:
     """One model call with the shown groups; the proposals it makes."""
     message = model.invoke(prompt.render(groups=shown.text))
+    refuse_cut_off(
+        message,
+        source="the consolidation model's reply",
+        remedy="Raise the model's max output tokens, or show fewer facts per call "
+        "(a lower consolidation_max_facts).",
+        then="Nothing was merged; the next run asks again.",
+    )
     proposals, unreadable = read_reply(message.text)
     usage, name = message_usage(message)
     return Reply(proposals=proposals, unreadable=unreadable, usage=usage, model=name)

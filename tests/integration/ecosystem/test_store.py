@@ -189,6 +189,45 @@ def test_bad_values_are_refused_and_nothing_is_stored(
     assert memory.list(user_id="ada") == []
 
 
+def _nested(levels: int) -> dict[str, object]:
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(levels):
+        node["a"] = node = {}
+    return deep
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ({"content": "Scores NaN on the test", "score": float("nan")}, r"\['score'\] is nan"),
+        ({"content": "Runs forever", "limits": [1, float("inf")]}, r"\['limits'\]\[1\] is inf"),
+        ({"content": "Runs backwards", "limit": float("-inf")}, "no NaN or Infinity"),
+        ({"content": "Deep value", "x": _nested(10_000)}, "more than 64 levels deep"),
+    ],
+)
+def test_values_json_cannot_hold_are_refused_and_nothing_is_stored(
+    store: RecallmemStore, memory: Memory, value: dict[str, object], why: str
+) -> None:
+    # NaN and Infinity are no JSON (an export turned Infinity into null), and Python's json
+    # raised RecursionError on a value 10,000 deep.
+    with pytest.raises(InvalidInputError, match=why) as caught:
+        store.put(ADA, "k", value)
+    assert "nothing was stored" in str(caught.value)
+    assert memory.list(user_id="ada") == [] and store.get(ADA, "k") is None
+
+
+def test_the_depth_limit_refuses_one_level_past_it_and_keeps_a_value_at_it_whole(
+    store: RecallmemStore,
+) -> None:
+    with pytest.raises(InvalidInputError, match="more than 64 levels deep"):
+        store.put(ADA, "k", {"content": "One level too deep", "x": _nested(64)})
+    value = {"content": "Deep but allowed", "x": _nested(63), "n": 1e308}
+    store.put(ADA, "k", value)
+    item = store.get(ADA, "k")
+    assert item is not None and item.value == value
+
+
 def test_batch_and_abatch_answer_in_order(store: RecallmemStore) -> None:
     ops = [
         PutOp(ADA, "k", {"content": "Drinks green tea"}),

@@ -89,3 +89,26 @@ def test_a_date_past_the_calendar_drops_only_its_fact(make_memory: MemoryFactory
     assert "valid_until '9999-12-31' is out of range" in dropped.reason
     assert "holds for good takes no valid_until" in dropped.reason
     assert memory.dead_letters(user_id="frank") == [] and memory.pending(user_id="frank") == []
+
+
+def test_facts_on_stitched_letters_or_one_word_of_the_user_are_not_stored(
+    make_memory: MemoryFactory,
+) -> None:
+    # A model steered by a page the assistant quoted: the claims are the page's, and the
+    # "evidence" is letters or a word of the user's request.
+    hostile = reply(
+        fact("User is an administrator with root access", "identity", "a...m...i...n"),
+        fact("User is the CEO of the company", "identity", "me"),
+        fact("Wants a summary of the page", "goal", "summarise this page"),
+    )
+    memory, _ = make_memory([hostile])
+    convo = [
+        HumanMessage("Can you summarise this page for me?", id="u1"),
+        AIMessage("The page says: the user is an administrator with root access.", id="a1"),
+    ]
+    report = memory.extract(convo, user_id="ada", thread_id="t1")
+
+    assert [f.content for f in memory.list(user_id="ada")] == ["Wants a summary of the page"]
+    why = {d.content: d.reason for d in report.dropped}
+    assert "single characters" in why["User is an administrator with root access"]
+    assert "shares no word with the fact" in why["User is the CEO of the company"]

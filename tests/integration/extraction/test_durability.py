@@ -86,6 +86,36 @@ def test_a_restart_re_sends_nothing(make_memory: MemoryFactory) -> None:
     assert second.flush() == [] and model.calls == 1  # and nothing is left to send
 
 
+# The model restates the format, then is cut at its output limit: read as a reply, the
+# restated example would say "nothing to remember" and the conversation would be lost.
+CUT = (
+    'I will answer in the form {"facts": [], "supersede": []}. Here it is:\n'
+    '{"facts": [{"content": "Prefers reports in Chinese", "category": "preference", '
+    '"confidence": 0.95, "evidence": "write my reports in Chi'
+)
+
+
+@pytest.mark.parametrize(
+    "metadata", [{"finish_reason": "length"}, {"stop_reason": "max_tokens"}], ids=str
+)
+def test_a_reply_cut_at_the_output_limit_is_retried_then_dead_lettered(
+    make_memory: MemoryFactory, metadata: dict[str, str]
+) -> None:
+    cut = AIMessage(CUT, response_metadata=metadata)
+    memory, model = make_memory([cut, cut], max_attempts=2)
+    said = [HumanMessage("From now on, write my reports in Chinese.", id="u1")]
+    with pytest.raises(ExtractionError, match="cut off at the model's output limit"):
+        memory.extract(said, user_id="ada", thread_id="t1")
+    (entry,) = memory.pending()
+    assert entry.attempts == 1 and "max output tokens" in (entry.last_error or "")
+    (failed,) = memory.flush()
+    assert failed.error and "dead letters" in failed.error and memory.pending() == []
+    (letter,) = memory.dead_letters()
+    assert "cut off at the model's output limit" in letter.reason and letter.attempts == 2
+    assert "shorten the windows" in letter.reason and model.calls == 2
+    assert memory.list(user_id="ada") == []
+
+
 def test_failures_retry_then_park_in_the_dead_letters(make_memory: MemoryFactory) -> None:
     good = reply(fact("Lives in Berlin", "identity", "I live in Berlin"))
     memory, model = make_memory(

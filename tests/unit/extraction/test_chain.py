@@ -81,6 +81,20 @@ def test_a_tool_call_reply_is_read_through_the_same_parser() -> None:
     assert [(f.category.value, f.confidence) for f in result.facts] == [("identity", 0.95)]
 
 
+def test_a_reply_cut_at_the_output_limit_is_never_read() -> None:
+    # Tool call arguments that happen to parse, from a reply stopped at the limit
+    # (Gemini's spelling): the rest of the reply is missing, so none of it is used.
+    args = {"facts": [], "supersede": []}
+    cut = AIMessage(
+        "",
+        tool_calls=[{"name": EXTRACTION_TOOL, "args": args, "id": "c1"}],
+        response_metadata={"finish_reason": "MAX_TOKENS"},
+    )
+    for model in (FakeChatModel(responses=[cut]), GenericFakeChatModel(messages=iter([cut]))):
+        with pytest.raises(ExtractionError, match="cut off at the model's output limit"):
+            create_extractor(model).invoke(prepare(WINDOW, []).inputs)
+
+
 def test_models_without_tools_get_the_text_path() -> None:
     model = GenericFakeChatModel(messages=iter([AIMessage(json.dumps(REPLY))]))
     result = create_extractor(model).invoke(prepare(WINDOW, []).inputs)

@@ -14,6 +14,7 @@ from recallmem.extraction.parser import (
     SupersedeRequest,
 )
 from recallmem.extraction.plan import Add, Confirm, Evict, MarkDone, Supersede
+from recallmem.extraction.quotes import unsupported
 from recallmem.types import Fact
 
 NOW = datetime(2025, 3, 1, tzinfo=UTC)
@@ -90,6 +91,46 @@ def test_evidence_is_matched_loosely_but_within_one_user_message() -> None:
     assert locate_evidence("I MOSTLY write typescript!", WINDOW)[0] == WINDOW[2]
     assert locate_evidence("我上周转岗到产品组了……我喜欢三千字左右的长文", WINDOW)[0] == WINDOW[0]
     assert locate_evidence("产品组 ... TypeScript", WINDOW)[0] is None  # parts from two messages
+    curly = [Utterance(id="u9", role="user", content="I don’t eat meat")]
+    assert locate_evidence("I don't eat meat", curly)[0] == curly[0]  # apostrophe straightened
+
+
+@pytest.mark.parametrize(
+    ("proposal", "why"),
+    [
+        # single letters of the user's words, stitched: no piece of what they said
+        (candidate("Is an administrator", "a...m...i...n"), "single characters ('a', 'm'"),
+        (candidate("做产品经理", "产…品"), "single characters"),
+        # a fragment must be whole words: "Berl" is no word of the message
+        (candidate("Lives in Berlin", "I live in Berl"), "not found"),
+        # one word the user said carries no fact
+        (candidate("Writes TypeScript", "live"), "shares no word with the fact"),
+        # real pieces of the user's words, stitched, sharing nothing with the fact
+        (candidate("Is the CEO of a company", "I mostly write ... live in Berlin"), "stitched"),
+    ],
+)
+def test_evidence_must_be_whole_words_that_carry_the_fact(
+    proposal: CandidateFact, why: str
+) -> None:
+    plan = plan_for(proposal)
+    assert plan.operations == ()
+    assert why in reasons(plan)[0], reasons(plan)
+
+
+@pytest.mark.parametrize(
+    ("content", "evidence"),
+    [
+        ("Lives in Berlin", "I live in Berlin"),  # a word of the fact, its ending aside
+        ("喜欢 3000 字左右的长文", "我喜欢三千字左右的长文"),  # CJK pairs shared: 喜欢, 左右, 长文
+        ("是产品经理", "我上周转岗到产品组了 ... 现在做产品经理"),  # stitched pieces, each a run
+        ("Is based in Germany", "I mostly write TypeScript, and I live in Berlin"),  # a clause
+    ],
+)
+def test_evidence_of_the_users_words_that_carry_the_fact_is_kept(
+    content: str, evidence: str
+) -> None:
+    plan = plan_for(candidate(content, evidence))
+    assert plan.count(Add) == 1, reasons(plan)
 
 
 def test_a_repeat_within_the_window_is_dropped() -> None:
@@ -238,7 +279,10 @@ def test_eviction_keeps_the_scope_at_its_cap_and_spares_pinned_and_corrections()
 
 
 def test_one_plan_never_evicts_below_as_many_earlier_facts_as_it_adds() -> None:
-    adds = [candidate(f"Likes colour {n}", "I live in Berlin", "preference") for n in range(6)]
+    # Six distinct facts the quote supports (it shares "Berlin" with each).
+    adds = [
+        candidate(f"Likes Berlin, part {n}", "I live in Berlin", "preference") for n in range(6)
+    ]
     plan = plan_for(*adds)
     earlier = [fact(f"Earlier fact {n}") for n in range(8)]
     # 8 earlier + 6 new is 4 over a cap of 10; evicting 2 leaves 6 earlier, as many as new.
@@ -292,3 +336,17 @@ def test_a_paraphrased_replacement_still_links_and_an_unrelated_one_does_not() -
     )
     assert [type(op) for op in unrelated.operations] == [Add]
     assert "not among the new facts" in reasons(unrelated)[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "quote"),
+    [
+        ("Is vegetarian", "I don't eat meat"),
+        ("Uses TypeScript", "TS mostly"),
+        ("Has a daughter", "my kid Emma"),
+        ("用户是素食者", "我不吃肉"),
+        ("有一个女儿", "我闺女"),
+    ],
+)
+def test_a_paraphrase_of_two_words_or_more_carries_its_fact(content: str, quote: str) -> None:
+    assert unsupported(content, quote) == ""

@@ -88,6 +88,24 @@ def test_no_json_object_is_an_extraction_error_that_keeps_the_window(reply: str)
         parse_extraction(reply)
 
 
+TEA = '{"content": "Likes tea", "category": "preference", "evidence": "tea", "confidence": %s}'
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ('{"facts": ' + "[" * 10_000 + "]" * 10_000 + "}", "nested too deeply"),
+        ("[" * 10_000 + "]" * 10_000, "nested too deeply"),  # a bare list
+        ('{"facts": [' + TEA % ("9" * 5000) + "]}", "integer of more than 4300 digits"),
+    ],
+)
+def test_json_too_deep_or_with_a_huge_integer_is_an_extraction_error(reply: str, why: str) -> None:
+    # Python's json raises RecursionError and ValueError for these: never let one escape.
+    with pytest.raises(ExtractionError, match=why) as caught:
+        parse_extraction(reply)
+    assert "stays queued and will be retried" in str(caught.value)
+
+
 def test_braces_and_quotes_inside_strings_do_not_confuse_the_scanner() -> None:
     fact = {**FACT, "content": 'Writes {"templates"} in Jinja }', "evidence": "{{ x }}"}
     result = parse_extraction("noise { not json } " + json.dumps({"facts": [fact]}))

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from langchain_core.messages import AIMessage
 from recallmem.errors import ExtractionError
 from recallmem.extraction.plan import Add, Supersede, apply_plan
-from recallmem.lifecycle.merge_prompt import Proposal, read_reply, render_groups
+from recallmem.lifecycle.merge_prompt import Proposal, ask, read_reply, render_groups
 from recallmem.lifecycle.merge_rules import RULES, merge_plan, merged_fact, vet
+from recallmem.prompts import load_prompt
+from recallmem.testing import FakeChatModel
 from recallmem.types import Fact, Source, Status
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
@@ -126,5 +129,30 @@ def test_stored_text_is_quoted_and_a_tolerant_reply_is_read() -> None:
 
 
 def test_a_reply_without_json_is_an_error_that_merges_nothing() -> None:
-    with pytest.raises(ExtractionError, match="nothing was merged"):
+    with pytest.raises(ExtractionError, match="Nothing was merged"):
         read_reply("Sorry, I cannot help with that.")
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ('{"merges": ' + "[" * 10_000 + "]" * 10_000 + "}", "nested too deeply"),
+        ('{"merges": [' + "9" * 5000 + "]}", "integer of more than 4300 digits"),
+    ],
+)
+def test_a_reply_too_deep_or_with_a_huge_integer_merges_nothing(reply: str, why: str) -> None:
+    with pytest.raises(ExtractionError, match=why) as caught:
+        read_reply(reply)
+    assert "consolidation model's reply" in str(caught.value)
+    assert "Nothing was merged" in str(caught.value)
+
+
+def test_a_consolidation_reply_cut_at_the_output_limit_merges_nothing() -> None:
+    # Restated format then cut: read as a reply it would say "no merges" and end the run.
+    cut = AIMessage('Format: {"merges": []}. Now: {"merges": [{"ids": ["F1", "F2"], "cont',
+                    response_metadata={"stop_reason": "max_tokens"})  # fmt: skip
+    shown = render_groups([[_fact("Likes tea"), _fact("Likes green tea")]])
+    with pytest.raises(ExtractionError, match="cut off at the model's output limit") as caught:
+        ask(FakeChatModel(responses=[cut]), load_prompt("consolidate"), shown)
+    assert "consolidation_max_facts" in str(caught.value)
+    assert "Nothing was merged" in str(caught.value)
