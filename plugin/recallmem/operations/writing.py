@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.operations.extracting import Extracting
 from recallmem.repository import FactRepository
 from recallmem.types import Category, Fact, Profile, Status, utcnow
@@ -32,6 +33,8 @@ class Writing:
         self.repository = repository
         self.config = config
         self.extracting = extracting
+        # A pending consolidation plan quotes its parts: a purge rewrites it first.
+        repository.erasure.quoting.append(JournalFiles(config.home).forget)
 
     def remember_many(
         self,
@@ -85,14 +88,15 @@ class Writing:
         if fact_id is not None:
             user_id = self.repository.get(check_fact_id(fact_id), user_id=user_id).user_id
         user_id = require_user(user_id)
+        if purge:  # owed before the queue loses words too: a crash then scrubs at open
+            self.repository.erasure.owed.owe()
         if fact_id is None:
             # Queued words of that scope would bring the facts back.
             self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
-        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                           agent_id=agent_id, purge=purge)  # fmt: skip
         if purge:
-            self.extracting.scrub()  # the words the facts came from
-        return forgotten
+            self.extracting.scrub()  # the words the facts came from (Chroma's file follows)
+        return self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                      agent_id=agent_id, purge=purge)  # fmt: skip
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``), screened."""
