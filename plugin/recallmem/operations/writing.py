@@ -81,7 +81,9 @@ class Writing:
         agent_id: str | None,
         purge: bool,
     ) -> int:
-        """Forget one fact or a scope of a user's, with the queued words of that scope."""
+        """Forget one fact or a scope of a user's, with the queued words of that scope; a
+        purge also drops the user's recent extraction reports (all of them: a report may
+        quote any of the user's facts or words)."""
         purge = check_flag(purge, "purge")  # purge="no" must not erase anything
         thread_id = optional_key(thread_id, "thread_id")
         agent_id = optional_key(agent_id, "agent_id")
@@ -95,8 +97,11 @@ class Writing:
             self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
         if purge:
             self.extracting.scrub()  # the words the facts came from (Chroma's file follows)
-        return self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                      agent_id=agent_id, purge=purge)  # fmt: skip
+        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        if purge:  # this process's recent reports quote the user's words
+            self.extracting.forget_reports(user_id)
+        return forgotten
 
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``), screened."""
