@@ -40,7 +40,7 @@ from recallmem.retrieval.ranking import Weights
 from recallmem.steps import remember_in_steps
 from recallmem.store.access import AccessTimes
 from recallmem.store.chroma import FactStore
-from recallmem.store.intents import IntentLog
+from recallmem.store.erasure import Erasure
 from recallmem.store.opening import open_store
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 from recallmem.validation import foreign_rows
@@ -49,7 +49,6 @@ log = logging.getLogger("recallmem.store")
 Neighbours = list[list[tuple[Fact, float]]]
 Revised = tuple[list[Fact], list[str]]  # records written, ids purged
 Revise = Callable[[list[Fact]], Revised]
-_MERGE_BATCH = 1000  # facts compared with each other as one matrix
 
 
 class FactRepository:
@@ -72,7 +71,8 @@ class FactRepository:
     ) -> None:
         self.store = store
         self.embeddings = embeddings
-        self.intents = IntentLog(home)
+        self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
+        self.intents = self.erasure.intents
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
@@ -330,7 +330,7 @@ class FactRepository:
 
     def scrub(self) -> None:
         """Leave no byte of purged facts in the embedded store's files."""
-        self.store.scrub()
+        self.erasure.scrubbed(self.store.scrub)
 
     def users(self) -> list[str]:
         """Every user who has facts stored."""
@@ -338,7 +338,7 @@ class FactRepository:
 
     def _purge(self, index: UserIndex, facts: Sequence[Fact], *, scrub: bool = True) -> None:
         ids = {f.id for f in facts}
-        self.intents.drop_rows(index.user_id, lambda f: f.id not in ids, profiles=False)
+        self.erasure.before(index.user_id, ids)
         self.store.delete(list(ids), user_id=index.user_id)
         index.remove(ids)
         self._access.take(index.user_id)
@@ -355,7 +355,7 @@ class FactRepository:
 
     def _erase_user(self, user_id: str) -> int:
         with self._locked(user_id):
-            self.intents.drop_rows(user_id, lambda f: False, profiles=True)
+            self.erasure.before(user_id, None)
             erased = self.store.drop_user(user_id)
             self._indexes.drop(user_id)
             self._access.take(user_id)

@@ -157,6 +157,13 @@ class RecentReports:
         with self._lock:
             self._reports.append(report)
 
+    def forget(self, user_id: str) -> None:
+        """Drop every report of the user (a purge: reports quote the user's words)."""
+        with self._lock:
+            kept = [r for r in self._reports if r.user_id != user_id]
+            self._reports.clear()
+            self._reports.extend(kept)
+
     def latest(self, user_id: str | None = None, limit: int = 20) -> list[ExtractionReport]:
         """The newest reports first, of one user if given."""
         with self._lock:

@@ -6,22 +6,27 @@ user's next consolidation without calling the model again. One user is consolida
 by one run at a time (:meth:`JournalFiles.running`). Applying a plan twice
 changes nothing (:func:`recallmem.extraction.plan.apply_plan`), so a crash after the
 write and before the removal is harmless too.
+
+A plan holds the text of the merged fact and of every part (its history), so a purge
+rewrites it first (:meth:`JournalFiles.forget`): erasing a user removes the file, and
+purging facts drops the merges and refusals that name them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from recallmem.extraction.plan import Plan
+from recallmem.extraction.plan import Add, Plan
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Refusal
-from recallmem.store.durable import write_durably
+from recallmem.store.durable import sync_directory, write_durably
 from recallmem.types import TokenUsage
 
 
@@ -79,3 +84,33 @@ class JournalFiles:
     def done(self, user_id: str) -> None:
         """Forget the user's journal once all of it is stored."""
         self._path(user_id).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            sync_directory(self.directory)
+
+    def forget(self, user_id: str, ids: Collection[str] | None) -> None:
+        """Before a purge: drop what the user's pending plan holds of the facts ``ids``
+        (None: the whole user, whose plan is removed). A merge naming a purged fact
+        goes whole, with its superseding of the parts; the unreadable proposals (the
+        model's words) go too, as they may quote any fact. Takes no run lock: a
+        consolidation holds it while writing through the purge's own user lock."""
+        try:  # the run lock file holds no text and may be held: it stays
+            journal = None if ids is None else self.pending(user_id)
+        except ValueError:  # unreadable: it could never be replayed either
+            journal = None
+        if journal is None or ids is None:
+            self.done(user_id)
+            return
+        gone = set(ids)
+        merges = {op.fact.id for op in journal.plan.operations if isinstance(op, Add)
+                  and (op.fact.id in gone or gone.intersection(op.fact.merged_from))}  # fmt: skip
+        operations = tuple(op for op in journal.plan.operations if not (
+            (op.fact.id if isinstance(op, Add) else getattr(op, "by", None)) in merges
+            or getattr(op, "fact_id", None) in gone))  # fmt: skip
+        refused = tuple(r for r in journal.refused if not gone.intersection(r.ids))
+        changed = (operations, refused) != (journal.plan.operations, journal.refused)
+        if not operations:
+            self.done(user_id)
+        elif changed or journal.unreadable:
+            plan = journal.plan.model_copy(update={"operations": operations})
+            self.record(journal.model_copy(update={"plan": plan, "refused": refused,
+                                                   "unreadable": ()}))  # fmt: skip

@@ -85,6 +85,11 @@ class Extracting:
         if self.config.queue_path.exists():
             self.pipeline.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
 
+    def forget_reports(self, user_id: str) -> None:
+        """Drop the user's recent extraction reports (after a purge: they quote the words)."""
+        if self.opened:
+            self.pipeline.reports.forget(user_id)
+
     def scrub(self) -> None:
         """Leave no bytes of purged words in the queue's file."""
         if self.in_use:

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.operations.extracting import Extracting
 from recallmem.repository import FactRepository
 from recallmem.types import Category, Fact, Profile, Status, utcnow
@@ -32,6 +33,8 @@ class Writing:
         self.repository = repository
         self.config = config
         self.extracting = extracting
+        # A pending consolidation plan quotes its parts: a purge rewrites it first.
+        repository.erasure.quoting.append(JournalFiles(config.home).forget)
 
     def remember_many(
         self,
@@ -78,20 +81,26 @@ class Writing:
         agent_id: str | None,
         purge: bool,
     ) -> int:
-        """Forget one fact or a scope of a user's, with the queued words of that scope."""
+        """Forget one fact or a scope of a user's, with the queued words of that scope; a
+        purge also drops the user's recent extraction reports (all of them: a report may
+        quote any of the user's facts or words)."""
         purge = check_flag(purge, "purge")  # purge="no" must not erase anything
         thread_id = optional_key(thread_id, "thread_id")
         agent_id = optional_key(agent_id, "agent_id")
         if fact_id is not None:
             user_id = self.repository.get(check_fact_id(fact_id), user_id=user_id).user_id
         user_id = require_user(user_id)
+        if purge:  # owed before the queue loses words too: a crash then scrubs at open
+            self.repository.erasure.owed.owe()
         if fact_id is None:
             # Queued words of that scope would bring the facts back.
             self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
+        if purge:
+            self.extracting.scrub()  # the words the facts came from (Chroma's file follows)
         forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
                                            agent_id=agent_id, purge=purge)  # fmt: skip
-        if purge:
-            self.extracting.scrub()  # the words the facts came from
+        if purge:  # this process's recent reports quote the user's words
+            self.extracting.forget_reports(user_id)
         return forgotten
 
     def set_profile(self, profile: Profile) -> Profile:

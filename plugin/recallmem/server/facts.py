@@ -26,7 +26,7 @@ from recallmem.server.schemas import (
     FactPage,
     FactPatch,
 )
-from recallmem.server.state import MemoryDep
+from recallmem.server.state import MemoryDep, State
 from recallmem.types import Category, Fact, Source
 
 router = APIRouter(
@@ -178,11 +178,11 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
 
 
 @router.delete("/{fact_id}", response_model=Affected, summary="Forget a fact")
-async def delete_fact(
-    user: UserId, memory: MemoryDep, fact_id: FactId, purge: bool = False
-) -> Affected:
+async def delete_fact(user: UserId, state: State, fact_id: FactId, purge: bool = False) -> Affected:
     """Soft-delete (out of recall, kept for audit), or erase with ``purge=true``."""
-    affected = await memory.aforget(fact_id, user_id=user, purge=purge)
+    affected = await state.memory.aforget(fact_id, user_id=user, purge=purge)
+    if purge:  # the retrieval log quotes the user's facts and messages
+        state.retrievals.forget(user)
     return Affected(affected=affected, purged=purge)
 
 

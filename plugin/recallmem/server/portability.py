@@ -29,7 +29,7 @@ from recallmem.server.problems import (
     problem_response,
 )
 from recallmem.server.schemas import Affected
-from recallmem.server.state import MemoryDep
+from recallmem.server.state import MemoryDep, State
 
 router = APIRouter(
     prefix="/v1/users/{user_id}",
@@ -146,7 +146,7 @@ async def import_memory(user: UserId, memory: MemoryDep, request: Request) -> Im
 @router.delete("/memory", response_model=Affected, summary="Clear memory (cascade)")
 async def clear_memory(
     user: UserId,
-    memory: MemoryDep,
+    state: State,
     agent_id: ScopeFilter = None,
     thread_id: ScopeFilter = None,
     purge: bool = False,
@@ -156,7 +156,9 @@ async def clear_memory(
     Soft by default (out of recall, kept for audit and export); ``purge=true`` erases
     them, and purging the whole user also erases the profiles.
     """
-    affected = await memory.aforget(
+    affected = await state.memory.aforget(
         user_id=user, agent_id=agent_id, thread_id=thread_id, purge=purge
     )
+    if purge:  # the retrieval log quotes the user's facts and messages
+        state.retrievals.forget(user)
     return Affected(affected=affected, purged=purge)

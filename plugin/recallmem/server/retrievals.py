@@ -5,7 +5,7 @@ Filled from the memory events the chat stream sends (the middleware's
 so it shows exactly what the agent was given. It lives in memory only, per process:
 at most :data:`MAX_ENTRIES_PER_USER` entries per user and :data:`MAX_USERS` users (the
 least recently active user is forgotten first), so it stays small however long the
-service runs.
+service runs. A purge through the API drops the user's entries (:meth:`RetrievalLog.forget`).
 
 >>> log = RetrievalLog()
 >>> log.record("ada", thread_id="t", turn_id="m1", message="hi",
@@ -107,6 +107,12 @@ class RetrievalLog:
             self._entries[user_id] = kept
             while len(self._entries) > self.users:
                 self._entries.popitem(last=False)
+
+    def forget(self, user_id: str) -> None:
+        """Drop the user's entries: after a purge ("forget me" or one fact), since an entry
+        quotes the user's message and the facts recalled."""
+        with self._lock:
+            self._entries.pop(user_id, None)
 
     def recent(self, user_id: str, limit: int = MAX_ENTRIES_PER_USER) -> list[RetrievalEntry]:
         """The user's latest entries, newest first."""

@@ -4,7 +4,8 @@ older version left (lookup indexes, broken shared collections, the older layout)
 An embedded store is first locked to this process (:mod:`recallmem.store.lock`);
 before Chroma opens, the log rows it never applied are counted (store/unapplied.py);
 after, its SQLite gets the lookup indexes it lacks (store/sqlite_indexes.py) and a
-shared collection a crash left unreadable is rebuilt (store/rebuild.py). A store of the
+shared collection a crash left unreadable is rebuilt (store/rebuild.py), and a purge a
+crash interrupted before its scrub is scrubbed (store/owed_scrub.py). A store of the
 older single-collection layout is migrated (store/migration.py).
 """
 
@@ -17,6 +18,7 @@ from recallmem.store.failures import store_errors
 from recallmem.store.heap import wipe_heap_blocks
 from recallmem.store.lock import acquire
 from recallmem.store.migration import Progress, migrate, pending_migration
+from recallmem.store.owed_scrub import complete_owed_scrub
 from recallmem.store.rebuild import repair_shared_collections
 from recallmem.store.sqlite_indexes import add_lookup_indexes
 from recallmem.store.unapplied import report_unapplied
@@ -47,6 +49,7 @@ def open_store(
         if lock is not None:  # after the client: Chroma has created its tables by then
             add_lookup_indexes(config.chroma_path)
             repair_shared_collections(client, config)
+            complete_owed_scrub(config.home, config.chroma_path, config.queue_path)
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
             old = pending_migration(client, config.collection, config.chroma_url, allowed)
