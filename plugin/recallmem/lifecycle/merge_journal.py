@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from recallmem.extraction.plan import Add, Plan
+from recallmem.extraction.plan import Add, Operation, Plan, Supersede
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Refusal
 from recallmem.store.durable import sync_directory, write_durably
@@ -103,9 +103,8 @@ class JournalFiles:
         gone = set(ids)
         merges = {op.fact.id for op in journal.plan.operations if isinstance(op, Add)
                   and (op.fact.id in gone or gone.intersection(op.fact.merged_from))}  # fmt: skip
-        operations = tuple(op for op in journal.plan.operations if not (
-            (op.fact.id if isinstance(op, Add) else getattr(op, "by", None)) in merges
-            or getattr(op, "fact_id", None) in gone))  # fmt: skip
+        operations = tuple(op for op in journal.plan.operations
+                           if not _touches(op, gone, merges))  # fmt: skip
         refused = tuple(r for r in journal.refused if not gone.intersection(r.ids))
         changed = (operations, refused) != (journal.plan.operations, journal.refused)
         if not operations:
@@ -114,3 +113,11 @@ class JournalFiles:
             plan = journal.plan.model_copy(update={"operations": operations})
             self.record(journal.model_copy(update={"plan": plan, "refused": refused,
                                                    "unreadable": ()}))  # fmt: skip
+
+
+def _touches(op: Operation, purged: set[str], merges: set[str]) -> bool:
+    """Whether a plan's step adds one of the dropped ``merges``, supersedes a part in
+    favour of one, or names a ``purged`` fact."""
+    if isinstance(op, Add):
+        return op.fact.id in merges
+    return op.fact_id in purged or (isinstance(op, Supersede) and op.by in merges)
