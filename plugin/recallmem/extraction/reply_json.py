@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from recallmem.errors import ExtractionError
@@ -47,7 +47,9 @@ def _balanced_objects(text: str) -> Iterator[str]:
                 yield text[start : i + 1]
 
 
-def _outside_strings(text: str, pattern: re.Pattern[str], repl: str) -> str:
+def _outside_strings(
+    text: str, pattern: re.Pattern[str], repl: str | Callable[[re.Match[str]], str]
+) -> str:
     # Split into string literals and the code between them; only rewrite the code.
     parts = re.split(r'("(?:[^"\\]|\\.)*")', text)
     return "".join(p if i % 2 else pattern.sub(repl, p) for i, p in enumerate(parts))
@@ -63,11 +65,7 @@ def _loads(candidate: str) -> Any:
         return json.loads(candidate)
     except json.JSONDecodeError:
         repaired = _outside_strings(candidate, _TRAILING_COMMA, r"\1")
-        parts = re.split(r'("(?:[^"\\]|\\.)*")', repaired)
-        repaired = "".join(
-            p if i % 2 else _PY_LITERAL.sub(lambda m: _PY_LITERALS[m.group(1)], p)
-            for i, p in enumerate(parts)
-        )
+        repaired = _outside_strings(repaired, _PY_LITERAL, lambda m: _PY_LITERALS[m.group(1)])
         return json.loads(repaired)
 
 
