@@ -4,7 +4,8 @@ Two layers, so that no body byte is read for a request the service would refuse:
 
 - :class:`Admission`, ASGI middleware over every request: the ``Host`` must be a name
   the service answers to (400), a write's ``Origin`` must be the service's own (403),
-  and the body is counted against its route's bound while it is read (413).
+  no query parameter may be given twice (400), and the body is counted against its
+  route's bound while it is read (413).
 - :class:`AdmittedRoute`, the route class of the API routers: once the route is known,
   the bearer token is checked (401), a write must declare JSON (415), a declared length
   over the route's bound is refused at once (413), and a large body takes one of a few
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from functools import cached_property
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import Request, Response
 from fastapi.dependencies.models import Dependant
@@ -66,6 +68,7 @@ class Admission:
             await self.app(scope, receive, send)
             return
         problem = self.refusal(scope["method"], Headers(scope=scope))
+        problem = problem or repeated_parameter(scope.get("query_string", b""))
         if problem is not None:
             await respond(problem)(scope, receive, send)
             return
@@ -97,6 +100,22 @@ class Admission:
                 "(RECALLMEM_ALLOWED_HOSTS), or from clients that send no Origin header",
             )
         return None
+
+
+def repeated_parameter(query: bytes) -> Problem | None:
+    """A query naming one parameter twice is refused (400): no parameter of the API is a
+    list, and ``purge=false&purge=true`` must not purge because the last one wins."""
+    seen: set[str] = set()
+    for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name in seen:
+            return Problem(
+                status=400,
+                title="Repeated query parameter",
+                detail=f"the query names {name[:_SHOWN]!r} more than once; give each "
+                "parameter once",
+            )
+        seen.add(name)
+    return None
 
 
 _EMPTY_BODY = {

@@ -50,6 +50,8 @@ def caller(
     settings = settings_of(request)
     if settings.open_access:
         return Principal(user_id=None, admin=True)
+    if len(request.headers.getlist("authorization")) > 1:  # which one would be meant?
+        raise _unauthorized("send one Authorization header, not several")
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise _unauthorized("send 'Authorization: Bearer <token>' with a configured token")
     grant = settings.grant_for(credentials.credentials)

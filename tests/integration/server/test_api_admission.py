@@ -343,3 +343,20 @@ def test_unreadable_json_is_a_4xx_problem(ada: TestClient, body: bytes, words: s
         assert response.status_code == status, (path, response.text[:300])
         assert response.headers["content-type"].startswith(PROBLEM)
         assert words in response.json()["detail"]
+
+
+def test_a_query_parameter_given_twice_is_refused_and_nothing_is_purged(
+    seeded: Memory, app: FastAPI, ada: TestClient
+) -> None:
+    # With the last value winning, "purge=false&purge=true" read as a purge.
+    response = ada.delete("/v1/users/me/memory?purge=false&purge=true")
+    assert response.status_code == 400 and "'purge' more than once" in response.json()["detail"]
+    assert [f.content for f in seeded.list(user_id="ada")] == [SECRET]
+    assert ada.get("/v1/users/me/facts?limit=5").status_code == 200
+
+
+def test_two_authorization_headers_are_refused(seeded: Memory, app: FastAPI) -> None:
+    client = TestClient(app)
+    raw = [(b"authorization", f"Bearer {ADA}".encode()), (b"authorization", b"Bearer other")]
+    response = client.get("/v1/users/me/facts", headers=raw)
+    assert response.status_code == 401 and "one Authorization header" in response.text
