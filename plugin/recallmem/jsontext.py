@@ -16,7 +16,9 @@ it holds an integer of more than 4300 digits, which nothing here takes
 from __future__ import annotations
 
 import json
+import math
 import sys
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from recallmem.errors import InvalidInputError
@@ -47,3 +49,32 @@ def parse_json(data: bytes | str) -> Any:
         return json.loads(text)
     except UNREADABLE as exc:
         raise InvalidInputError(why_unreadable(exc)) from exc
+
+
+# Nesting a value may have: far more than any record needs, and well inside what Python's
+# json (about a thousand levels, less the fact record around the value) can read back.
+MAX_VALUE_DEPTH = 64
+
+
+def value_problem(value: Any, name: str = "value") -> str | None:
+    """Why a value's contents cannot be stored as JSON (too deep, a NaN or Infinity),
+    checked without recursion; None when they can.
+
+    >>> value_problem({"limits": [1, float("inf")]})
+    "value['limits'][1] is inf, and JSON has no NaN or Infinity: store a finite number"
+    """
+    stack: list[tuple[Any, str, int]] = [(value, name, 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return f"{path} is {node}, and JSON has no NaN or Infinity: store a finite number"
+        children: Iterable[tuple[Any, Any]] = ()
+        if isinstance(node, Mapping):
+            children = node.items()
+        elif isinstance(node, list | tuple):
+            children = enumerate(node)
+        for name, child in children:
+            if depth + 1 > MAX_VALUE_DEPTH:
+                return f"it nests lists or dicts more than {MAX_VALUE_DEPTH} levels deep"
+            stack.append((child, f"{path}[{name!r}]", depth + 1))
+    return None

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from recallmem.config import SecretPolicy
 from recallmem.errors import InvalidInputError
+from recallmem.jsontext import value_problem
 from recallmem.limits import (
     FOREVER_HINT,
     MAX_ID_CHARS,
@@ -250,6 +251,8 @@ def new_fact(
         )
     except ValidationError as exc:
         raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
+    if fact.item is not None and (why := value_problem(fact.item.value, "item.value")):
+        raise InvalidInputError(f"an item's value must be JSON: {why}; nothing was stored")
     return screen_fact(fact, secrets)
 
 

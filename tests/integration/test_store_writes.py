@@ -166,3 +166,12 @@ def test_write_sequence_records_keep_no_user_id_after_forget_me(memory: Memory) 
     assert len(records["ids"]) >= 2  # the sequence stays (a number is never reused)
     assert not any(user in record_id for record_id in records["ids"])
     assert not any(user in json.dumps(meta) for meta in records["metadatas"])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), [float("-inf")]])
+def test_an_item_value_that_json_cannot_hold_is_refused(memory: Memory, bad: object) -> None:
+    item = {"namespace": ["notes"], "key": "k", "value": {"content": "Limits", "x": bad}}
+    with pytest.raises(InvalidInputError, match=r"JSON has no NaN or Infinity.*nothing was stored"):
+        memory.remember_many([{"content": "Limits", "category": "context", "item": item}],
+                             user_id="ada")  # fmt: skip
+    assert memory.list(user_id="ada") == []

@@ -15,14 +15,14 @@ True
 from __future__ import annotations
 
 import json
-import math
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph.store.base.embed import get_text_at_path
 
 from recallmem.errors import InvalidInputError
+from recallmem.jsontext import value_problem
 from recallmem.langgraph.namespaces import AGENT, NamespaceRule, NamespaceScope
 from recallmem.types import Fact, Placement, StoreItem
 
@@ -40,30 +40,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-# Nesting a value may have: far more than any record needs, and well inside what Python's
-# json (about a thousand levels, less the fact record around the value) can read back.
-MAX_VALUE_DEPTH = 64
-
-
-def _refusal(value: Any) -> str | None:
-    """Why a value's contents cannot be stored as JSON (too deep, a NaN or Infinity)."""
-    stack: list[tuple[Any, str, int]] = [(value, "value", 0)]
-    while stack:
-        node, path, depth = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            return f"{path} is {node}, and JSON has no NaN or Infinity: store a finite number"
-        children: Iterable[tuple[Any, Any]] = ()
-        if isinstance(node, Mapping):
-            children = node.items()
-        elif isinstance(node, list | tuple):
-            children = enumerate(node)
-        for name, child in children:
-            if depth + 1 > MAX_VALUE_DEPTH:
-                return f"it nests lists or dicts more than {MAX_VALUE_DEPTH} levels deep"
-            stack.append((child, f"{path}[{name!r}]", depth + 1))
-    return None
-
-
 def check_value(value: Mapping[str, Any]) -> dict[str, Any]:
     """A plain JSON copy of the value, or an error saying why it cannot be stored.
 
@@ -75,7 +51,7 @@ and JSON has no NaN or Infinity: store a finite number; nothing was stored
     """
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"a store value is a dict, got {type(value).__name__}")
-    if why := _refusal(value):
+    if why := value_problem(value):
         raise InvalidInputError(f"a store value must be JSON: {why}; nothing was stored")
     try:
         copied: dict[str, Any] = json.loads(json.dumps(dict(value), allow_nan=False))
