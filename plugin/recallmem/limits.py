@@ -16,31 +16,16 @@ recallmem.errors.MissingScopeError: user_id must be 1-200 characters without spa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.quoting import BRAILLE_BLANK, hidden_characters, visible_text
-
-
-def _characters_class(chars: Iterable[str]) -> str:
-    """The inside of a regex character class holding ``chars``, as ranges of the
-    characters themselves: Python's, Rust's (pydantic) and the browser's regular
-    expressions share no escape for characters beyond U+FFFF, and these need none."""
-    ranges: list[list[int]] = []
-    for code in sorted(map(ord, chars)):
-        if ranges and code == ranges[-1][1] + 1:
-            ranges[-1][1] = code
-        else:
-            ranges.append([code, code])
-    return "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
-
+from recallmem.quoting import BRAILLE_BLANK, character_class, hidden_characters, visible_text
 
 # Characters no reader sees (recallmem.quoting: format characters, joiners, variation
 # selectors, fillers) and the braille blank: two user ids differing only by one would
 # look the same in the inspector, a table or a log, and a forget-me could be aimed at
 # the wrong user.
-_HIDDEN_CLASS = _characters_class(hidden_characters() | {BRAILLE_BLANK})
+_HIDDEN_CLASS = character_class(hidden_characters() | {BRAILLE_BLANK})
 MAX_ID_CHARS = 200  # user, agent and thread ids, fact ids, reasons, text filters
 # No control character (C0, DEL, C1: "ada\x00" and "ada\x1b" print as "ada") and no
 # hidden one, in any id: an agent or thread id also reaches tables, logs and prompts.
@@ -56,6 +41,11 @@ USER_ID_PATTERN = (
     rf"{MAX_ID_CHARS - 2}}}|\.\.{_ID_CHAR}{{1,{MAX_ID_CHARS - 2}}})$"
 )
 SCOPE_ID_PATTERN = rf"^[^{_UNSEEN}]{{1,{MAX_ID_CHARS}}}$"  # agent and thread ids
+# USER_ID_PATTERN in words, for the errors of user ids and of fact ids, which share it.
+ID_FORM = (
+    f"1-{MAX_ID_CHARS} characters without spaces, '/', control or invisible format "
+    "characters, and not '.' or '..'"
+)
 # "Has something besides whitespace", in the sense of Python's str.strip.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
 
@@ -114,9 +104,7 @@ def check_user_id(user_id: object) -> str:
         )
     if not _USER_ID.fullmatch(user_id):
         raise MissingScopeError(
-            f"user_id must be 1-{MAX_ID_CHARS} characters without spaces, '/', control or "
-            f"invisible format characters, and not '.' or '..' (it names the user in API "
-            f"paths), got {user_id[:40]!r}"
+            f"user_id must be {ID_FORM} (it names the user in API paths), got {user_id[:40]!r}"
         )
     return user_id
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import cache
 
 # A break and the blanks around it become one space; other controls become a space.
@@ -70,16 +71,18 @@ _SELECTOR = re.compile(
 _JOINER_RUN = re.compile(f"[{JOINERS}]{{2,}}")  # one joins two characters; a run hides
 
 
-def _class(codes: list[int]) -> str:
-    """A regex character class of ``codes`` (sorted), written as ranges."""
+def character_class(chars: Iterable[str]) -> str:
+    """The inside of a regex character class holding ``chars``, as ranges of the
+    characters themselves: Python's, Rust's (pydantic) and the browser's regular
+    expressions share no escape for characters beyond U+FFFF, and the hidden ones need
+    none (none is ASCII, so none is special inside a class)."""
     ranges: list[list[int]] = []
-    for code in codes:
+    for code in sorted(map(ord, chars)):
         if ranges and code == ranges[-1][1] + 1:
             ranges[-1][1] = code
         else:
             ranges.append([code, code])
-    return "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
-                         for a, b in ranges) + "]"  # fmt: skip
+    return "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
 
 
 @cache
@@ -93,10 +96,10 @@ def hidden_characters() -> frozenset[str]:
 @cache
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Every hidden character, and those removed whatever surrounds them."""
-    hidden = sorted(map(ord, hidden_characters()))
+    hidden = hidden_characters()
     selectors = re.compile(f"[{_SELECTORS}]")
-    dropped = [c for c in hidden if chr(c) not in JOINERS and not selectors.match(chr(c))]
-    return re.compile(_class(hidden)), re.compile(_class(dropped))
+    dropped = [c for c in hidden if c not in JOINERS and not selectors.match(c)]
+    return re.compile(f"[{character_class(hidden)}]"), re.compile(f"[{character_class(dropped)}]")
 
 
 def hidden_pattern() -> re.Pattern[str]:
@@ -148,6 +151,7 @@ def visible_text(text: str) -> str:
 __all__ = [
     "BRAILLE_BLANK",
     "JOINERS",
+    "character_class",
     "hidden_characters",
     "hidden_pattern",
     "quote_text",

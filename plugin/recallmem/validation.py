@@ -22,7 +22,7 @@ from recallmem.errors import InvalidInputError
 from recallmem.jsontext import value_problem
 from recallmem.limits import (
     FOREVER_HINT,
-    MAX_ID_CHARS,
+    ID_FORM,
     MAX_SUMMARY_CHARS,
     USER_ID_PATTERN,
     check_k,
@@ -129,9 +129,8 @@ def id_problem(fact_id: str) -> str | None:
     if re.fullmatch(USER_ID_PATTERN, fact_id):
         return None
     return (
-        f"'id' {fact_id[:40]!r} cannot name a fact in the API's paths: give 1-{MAX_ID_CHARS} "
-        "characters without spaces, '/' or invisible format characters, or leave 'id' out "
-        "to get a new one"
+        f"'id' {fact_id[:40]!r} cannot name a fact in the API's paths: give {ID_FORM}, or "
+        "leave 'id' out to get a new one"
     )
 
 
