@@ -22,7 +22,7 @@ from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
 from recallmem.retrieval.ranking import Weights, fuse, lexical_trust, score_parts, top_k
 from recallmem.retrieval.when import mentioned_window
-from recallmem.text import has_cjk, mostly_cjk
+from recallmem.text.words import has_cjk, mostly_cjk
 
 from bench.data import Corpus, Dataset, load_dataset
 from bench.metrics import OVERALL, ScoredQuery, percentiles_ms, recall_table, score_query

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from recallmem.retrieval.ranking import Weights
-from recallmem.text import mostly_cjk
+from recallmem.text.words import mostly_cjk
 
 from bench.bilingual import DEFAULT_CACHE, _prepared, ranked_by
 from bench.bilingual_cache import Candidates

@@ -28,7 +28,7 @@ from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import mentioned_window
-from recallmem.text import has_cjk, mostly_cjk
+from recallmem.text.words import has_cjk, mostly_cjk
 
 from bench.bilingual_cache import Asked, Candidates, RunEncoder, default_cache_file
 

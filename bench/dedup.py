@@ -30,8 +30,8 @@ def load_pairs(path: Path = PAIRS) -> list[dict[str, Any]]:
 
 def dedup(quick: bool = False, write: bool = True) -> dict[str, Any]:
     """Merge counts per threshold, for the default encoder."""
-    from recallmem.dedup import classify
     from recallmem.embedders import UniversalSentenceEncoder, embed_matrix
+    from recallmem.facts.near_duplicates import classify
 
     pairs = load_pairs()
     encoder = UniversalSentenceEncoder()

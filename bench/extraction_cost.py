@@ -7,7 +7,7 @@ Two measurements, side by side in one run:
    middleware does. Extracting after every turn (what a per-turn ``add`` does) is
    compared with the debounced queue (30 s idle, 120 s max wait, 20 messages). Time is
    simulated, the queue, hygiene and Chroma are real; the model is ``FakeChatModel``,
-   which counts calls and prompt tokens (``recallmem.tokens``, o200k).
+   which counts calls and prompt tokens (``recallmem.text.tokens``, o200k).
 2. **Prompt tokens against memory size.** The same windows are extracted for a user
    with 100 stored facts and one with 10,000; beside them, what the prompt would cost
    if it carried the whole memory, as some memory layers do.
@@ -104,7 +104,7 @@ def _seed(memory: Any, user: str, count: int, rng: random.Random) -> None:
 
 
 def _whole_memory_tokens(memory: Any, user: str) -> int:
-    from recallmem.tokens import count_tokens
+    from recallmem.text.tokens import count_tokens
 
     facts = memory.list(user_id=user, limit=1000)
     offset, text = len(facts), [f.content for f in facts]

@@ -35,7 +35,7 @@ def load_cases(name: str, data: Path = DATA) -> list[dict[str, Any]]:
 
 def score(split: str = "dev", data: Path = DATA) -> dict[str, Any]:
     """Recall, precision and the misses of one split, overall and per language."""
-    from recallmem.secrets import load_secret_rules, redact
+    from recallmem.secrets.detector import load_secret_rules, redact
 
     rules = load_secret_rules()
     suffix = SETS[split]
@@ -103,7 +103,7 @@ def _section(results: dict[str, Any], table: str) -> str:
     missed = "; ".join(f"`{t}`" for t in heldout["missed"]) or "nothing"
     flagged = "; ".join(f"`{t}`" for t in heldout["false_positives"]) or "nothing"
     return (
-        "## Secrets (`recallmem.secrets`, tests/data/secrets/)\n\n"
+        "## Secrets (`recallmem.secrets.detector`, tests/data/secrets/)\n\n"
         "One detector (rules in `prompts/secrets.yaml`, checksums for cards, 身份证 and US "
         "social security numbers) guards every write path. Labelled chat messages in English "
         f"and Chinese; the dev set has {dev['overall']['secrets']} holding a secret ({kinds}) "

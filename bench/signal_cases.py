@@ -1,6 +1,6 @@
 """Scoring the signal detectors on labelled cases (the bench and the quality tests).
 
->>> from recallmem.signals import load_signals
+>>> from recallmem.signals.detector import load_signals
 >>> case = LabelledCase(text="上次的方案", label=True, lang="zh")
 >>> evaluate("recall_cue", [case], load_signals()).recall
 1.0
@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
-from recallmem.signal_kinds import Language, SignalKind
-from recallmem.signals import Signals
+from recallmem.signals.detector import Signals
+from recallmem.signals.kinds import Language, SignalKind
 
 
 class LabelledCase(BaseModel):

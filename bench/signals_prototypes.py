@@ -4,7 +4,7 @@
 tuning splits (never a ``heldout5`` or ``*.blind`` file) with the offline encoder and
 keeps, per detector, language and label, the N cases that cover the class best
 (farthest-point sampling: start from the most central case, then repeatedly add the case
-farthest from everything chosen). The second stage of :mod:`recallmem.signals` compares
+farthest from everything chosen). The second stage of :mod:`recallmem.signals.detector` compares
 texts with these prototypes; ``k`` and ``margin`` were chosen on a split that was neither
 a prototype source nor used to tune the patterns (see docs/benchmarks.md).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from recallmem.embedders import UniversalSentenceEncoder, embed_matrix
-from recallmem.signals import SignalKind
+from recallmem.signals.detector import SignalKind
 
 from bench.signal_cases import LabelledCase
 
@@ -35,7 +35,7 @@ MARGINS = {"recall_cue": 0.08, "hedge": 0.10}
 
 _HEADER = """\
 # Prototype sentences for the optional second stage of the signal detectors
-# (recallmem.signal_prototypes; load_signals(semantic=True)).
+# (recallmem.signals.prototypes; load_signals(semantic=True)).
 #
 # A text no pattern in signals.yaml decided is embedded with the offline multilingual
 # encoder; it fires when the mean cosine similarity of its k nearest positives beats that

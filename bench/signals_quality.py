@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from recallmem.signals import SignalKind, Signals, load_signals
+from recallmem.signals.detector import SignalKind, Signals, load_signals
 
 from bench.report import markdown_table, write_section
 from bench.signal_cases import LabelledCase, evaluate
@@ -98,7 +98,7 @@ def report() -> str:
     two_stage = load_signals(semantic=True)
     return "\n\n".join(
         [
-            "## Signal detectors (`recallmem.signals`)\n\n"
+            "## Signal detectors (`recallmem.signals.detector`)\n\n"
             "Regular-expression detectors whose patterns live in `prompts/signals.yaml`, "
             "scored on the labelled cases in `tests/data/signals/` "
             "(`python -m bench.signals_quality`). The optional second stage "

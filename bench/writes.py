@@ -78,9 +78,9 @@ def locomo_like(facts: int) -> list[str]:
 
 def _remember(facts: int, users: int, per_call: int) -> dict[str, Any]:
     if step := os.environ.get(WRITE_STEP_VARIABLE):
-        import recallmem.steps
+        import recallmem.persistence.remember_steps
 
-        recallmem.steps.WRITE_STEP = int(step)
+        recallmem.persistence.remember_steps.WRITE_STEP = int(step)
     from recallmem import Memory, MemoryConfig
     from recallmem.store.embeddings import UniversalSentenceEncoder  # in both versions
 
@@ -105,7 +105,7 @@ def _import(facts: int, users: int, carried: bool = False) -> dict[str, Any]:
 
     import numpy as np
     from recallmem import Memory, MemoryConfig
-    from recallmem.portability import build_export
+    from recallmem.facts.export_format import build_export
     from recallmem.testing import HashingEmbeddings
     from recallmem.types import Fact
 
@@ -169,7 +169,9 @@ def run_child(
     workload: str, sizes: dict[str, int], plugin: Path, write_step: int | None = None
 ) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])}
-    if write_step is not None:  # this checkout only: older versions have no recallmem.steps
+    if (
+        write_step is not None
+    ):  # this checkout only: older versions have no recallmem.persistence.remember_steps
         env[WRITE_STEP_VARIABLE] = str(write_step)
     code = (f"import json, sys; from bench.writes import child; "
             f"print(json.dumps(child({workload!r}, {sizes!r})))")  # fmt: skip
@@ -274,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default=",".join(TARGETS),
                         help="comma-separated, of: " + ", ".join(TARGETS))  # fmt: skip
     parser.add_argument("--write-step", type=int, default=None,
-                        help="this checkout's recallmem.steps.WRITE_STEP for the run (e.g. "
+                        help="this checkout's recallmem.persistence.remember_steps.WRITE_STEP for the run (e.g. "
                              "1000: one step per call, no embedding ahead)")  # fmt: skip
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)

@@ -159,7 +159,7 @@ def _open(home: Path, clock: Clock, script: Script) -> Any:
 
 def recalled_at(memory: Any, user: str, text: str, now: datetime, k: int = 3) -> list[str]:
     """What ``Memory.recall(text, user_id=user, k=k)`` returns at the simulated ``now``."""
-    from recallmem.lifecycle.decay import Decay
+    from recallmem.facts.decay import Decay
     from recallmem.retrieval.index import Query
 
     index = memory.repository.index(user)

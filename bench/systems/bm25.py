@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from recallmem.text import CJK_RANGES
+from recallmem.text.words import CJK_RANGES
 
 from bench.data import Doc
 from bench.systems.base import Hit

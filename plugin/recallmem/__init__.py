@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from recallmem.config import MemoryConfig
     from recallmem.errors import RecallmemError
     from recallmem.extraction.chain import create_extractor
+    from recallmem.integrations.retriever import MemoryRetriever
     from recallmem.memory import Memory
-    from recallmem.retriever import MemoryRetriever
     from recallmem.types import (
         Category,
         Fact,
@@ -37,7 +37,7 @@ _EXPORTS = {
     "MemoryConfig": "recallmem.config",
     "MemoryToolkit": "recallmem.agent.tools",
     "MemoryMiddleware": "recallmem.agent.middleware",
-    "MemoryRetriever": "recallmem.retriever",
+    "MemoryRetriever": "recallmem.integrations.retriever",
     "create_extractor": "recallmem.extraction.chain",
     "Fact": "recallmem.types",
     "ScoredFact": "recallmem.types",

@@ -1,6 +1,6 @@
 """Every limit and default on caller input, and the rules that check it.
 
-One definition, used by the library (:mod:`recallmem.validation`), the command line
+One definition, used by the library (:mod:`recallmem.facts.validation`), the command line
 (which goes through the library), the HTTP API (its schemas and path parameters) and
 the inspector (its form fields are filled from here when the page is served), so all
 of them accept and refuse exactly the same inputs.
@@ -19,9 +19,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.quoting import BRAILLE_BLANK, character_class, hidden_characters, visible_text
+from recallmem.text.quoting import BRAILLE_BLANK, character_class, hidden_characters, visible_text
 
-# Characters no reader sees (recallmem.quoting: format characters, joiners, variation
+# Characters no reader sees (recallmem.text.quoting: format characters, joiners, variation
 # selectors, fillers) and the braille blank: two user ids differing only by one would
 # look the same in the inspector, a table or a log, and a forget-me could be aimed at
 # the wrong user.

@@ -1,6 +1,6 @@
 """``Memory``: the facade that composes the fact repository and the extraction pipeline.
 
-Storage and retrieval live in :class:`~recallmem.repository.FactRepository`, extraction
+Storage and retrieval live in :class:`~recallmem.persistence.repository.FactRepository`, extraction
 in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
 only through its own port). This class holds the public signatures; each method checks
 what it can in one line and hands the call to one part of :mod:`recallmem.operations`
@@ -27,20 +27,20 @@ from langchain_core.language_models import BaseChatModel
 from recallmem._async import async_twin
 from recallmem.config import MemoryConfig
 from recallmem.embedders import default_embeddings
+from recallmem.facts.decay import Decay
+from recallmem.facts.export_format import ImportReport
+from recallmem.facts.listing import select
+from recallmem.facts.validation import check_fact_id, check_fact_ids, optional_key, require_user
 from recallmem.lifecycle.consolidation import ConsolidationReport
-from recallmem.lifecycle.decay import Decay
 from recallmem.limits import DEFAULT_PAGE
-from recallmem.listing import select
 from recallmem.operations.extracting import Extracting, configured_model
 from recallmem.operations.maintaining import Maintaining
 from recallmem.operations.porting import Porting
 from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
-from recallmem.portability import ImportReport
-from recallmem.repository import FactRepository
+from recallmem.persistence.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
-from recallmem.validation import check_fact_id, check_fact_ids, optional_key, require_user
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
@@ -98,7 +98,7 @@ class Memory:
 
         Searches the user's shared facts plus ``agent_id``'s own; only active facts
         whose ``valid_until`` has not passed, unless ``include_inactive``. The score's
-        ``confidence`` part is the decayed confidence (:mod:`recallmem.lifecycle.decay`).
+        ``confidence`` part is the decayed confidence (:mod:`recallmem.facts.decay`).
         ``k`` defaults to ``config.recall_k``. ``timezone`` (an IANA name or a ``tzinfo``;
         UTC if None) is the user's, where "yesterday" or "上周" in the query begin and end.
         """

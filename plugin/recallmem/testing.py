@@ -5,7 +5,7 @@
 the real encoder.
 
 ``FakeChatModel`` replays scripted replies (texts, messages with tool calls, or errors),
-records what it was sent and reports token usage (counted with ``recallmem.tokens``), so
+records what it was sent and reports token usage (counted with ``recallmem.text.tokens``), so
 prompts and costs can be tested without a model.
 
 >>> emb = HashingEmbeddings()
@@ -34,8 +34,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
-from recallmem.text import CJK_RANGES
-from recallmem.tokens import count_tokens
+from recallmem.text.tokens import count_tokens
+from recallmem.text.words import CJK_RANGES
 
 _TOKEN = re.compile(rf"[a-z0-9]+|[{CJK_RANGES}]", re.IGNORECASE)
 

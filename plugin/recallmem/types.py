@@ -108,7 +108,8 @@ Placement = tuple[tuple[str, ...], str]  # a LangGraph store namespace and key
 
 
 class StoreItem(BaseModel):
-    """The LangGraph store item a fact holds (``recallmem.langgraph``): its value, whole.
+    """The LangGraph store item a fact holds (``recallmem.integrations.langgraph``): its
+    value, whole.
 
     ``aliases`` are other namespace/key pairs whose puts confirmed this fact as a duplicate.
     """

@@ -9,7 +9,7 @@ import pytest
 from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
 from recallmem.errors import AmbiguousIdError, FactNotFoundError
-from recallmem.lookup import resolve_fact_id
+from recallmem.integrations.lookup import resolve_fact_id
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact, Status
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from recallmem.config import MemoryConfig
-from recallmem.dedup import Match, classify
 from recallmem.embedders import UniversalSentenceEncoder, embed_matrix
+from recallmem.facts.near_duplicates import Match, classify
 
 PAIRS = [
     json.loads(line)

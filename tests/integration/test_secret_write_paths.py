@@ -17,8 +17,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from recallmem import Memory, MemoryConfig, MemoryToolkit
 from recallmem.errors import ImportRejectedError, SecretRefusedError
-from recallmem.quoting import visible_text
 from recallmem.testing import FakeChatModel, HashingEmbeddings
+from recallmem.text.quoting import visible_text
 from recallmem.types import Profile, ProfileSection
 
 from tests.hidden_text import EVASIONS

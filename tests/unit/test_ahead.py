@@ -6,7 +6,7 @@ import threading
 from contextlib import closing
 
 import pytest
-from recallmem.ahead import prepared_ahead
+from recallmem.persistence.ahead import prepared_ahead
 
 
 def test_items_come_back_in_order_with_their_preparation() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 from recallmem.config import MemoryConfig
-from recallmem.server.readiness import router
+from recallmem.server.routes.readiness_routes import router
 from recallmem.server.settings import ServerSettings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

@@ -9,17 +9,17 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 from pydantic import ValidationError
-from recallmem.dedup import confirm, enrich
 from recallmem.errors import InvalidInputError, SecretRefusedError
 from recallmem.extraction.filter import Utterance
 from recallmem.extraction.hygiene import Context, make_plan
 from recallmem.extraction.parser import ExtractionOutput, parse_extraction
-from recallmem.extraction.plan import Add, Confirm, Plan, apply_plan
+from recallmem.extraction.write_plan import Add, Confirm, Plan, apply_plan
+from recallmem.facts.near_duplicates import confirm, enrich
 from recallmem.limits import MAX_KEYWORD_CHARS, MAX_KEYWORDS, check_keywords
 from recallmem.retrieval.evidence import coverage
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
-from recallmem.secrets import screen_fact
+from recallmem.secrets.detector import screen_fact
 from recallmem.store.codec import decode, encode
 from recallmem.types import Fact
 

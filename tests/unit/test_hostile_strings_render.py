@@ -20,13 +20,13 @@ from recallmem.agent.tools import format_hits
 from recallmem.extraction.chain import prepare
 from recallmem.extraction.filter import Utterance
 from recallmem.prompts import load_prompt, load_tool_texts
-from recallmem.quoting import BRAILLE_BLANK, hidden_characters, quote_text
 from recallmem.retrieval.injection import (
     build_block,
     render_confirmation,
     render_recall_hint,
     render_recalled,
 )
+from recallmem.text.quoting import BRAILLE_BLANK, hidden_characters, quote_text
 from recallmem.types import Category, Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile_strings.yaml"

@@ -16,7 +16,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from recallmem.retrieval.when import mentioned_window
-from recallmem.text import NEGATIONS, content_units
+from recallmem.text.words import NEGATIONS, content_units
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = ROOT / "tests/data/language/before.json"

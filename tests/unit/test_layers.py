@@ -10,54 +10,42 @@ import recallmem
 
 ROOT = Path(recallmem.__file__).parent
 # Module (or package) prefixes by layer, as drawn in docs/architecture.md. The longest
-# matching prefix decides, so lifecycle's pure rules sit below retrieval, which uses them.
+# matching prefix decides.
 LAYERS: dict[str, int] = {
     "recallmem": 9,  # the package's __init__: the public names, re-exported
     "recallmem.cli": 8,
     "recallmem.server": 7,
     "recallmem.agent": 6,
-    "recallmem.langgraph": 6,
-    "recallmem.retriever": 6,
-    "recallmem.lookup": 6,
+    "recallmem.integrations": 6,
     "recallmem.memory": 5,
     "recallmem.operations": 5,
     "recallmem.extraction": 4,
     "recallmem.lifecycle": 4,
-    "recallmem.repository": 3,
-    "recallmem.import_writer": 3,
-    "recallmem.steps": 3,
+    "recallmem.persistence": 3,
     "recallmem.retrieval": 2,
     "recallmem.store": 1,
-    "recallmem.lifecycle.decay": 0,
-    "recallmem.lifecycle.expiry": 0,
-    "recallmem.embedders": 0,
+    **dict.fromkeys(
+        [
+            "recallmem.embedders",
+            "recallmem.facts",
+            "recallmem.secrets",
+            "recallmem.signals",
+            "recallmem.text",
+        ],
+        0,
+    ),
+    # the shared vocabulary, the only modules besides the facade at the package's root
     **{
         f"recallmem.{name}": 0
         for name in [
             "_async",
-            "ahead",
-            "errors",
-            "limits",
-            "types",
             "config",
-            "prompts",
-            "text",
-            "tokens",
-            "signal_kinds",
-            "signals",
-            "signal_prototypes",
+            "errors",
             "events",
-            "dedup",
-            "validation",
-            "listing",
-            "portability",
-            "jsontext",
-            "quoting",
-            "secrets",
-            "secret_checks",
-            "secret_gates",
-            "secret_view",
+            "limits",
+            "prompts",
             "testing",
+            "types",
         ]
     },
 }

@@ -17,10 +17,10 @@ from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.prompts import load_data, load_prompt, load_tool_texts, shipped_prompt_names
 from recallmem.retrieval.injection import build_block, load_memory_block_spec
 from recallmem.retrieval.time_words import TimeWords, TimeWordsSpec
-from recallmem.secrets import find_secret, load_secret_rules
-from recallmem.signal_prototypes import load_prototype_stage
-from recallmem.signals import SignalKind, load_signals
-from recallmem.text import FunctionWordsSpec, content_units
+from recallmem.secrets.detector import find_secret, load_secret_rules
+from recallmem.signals.detector import SignalKind, load_signals
+from recallmem.signals.prototypes import load_prototype_stage
+from recallmem.text.words import FunctionWordsSpec, content_units
 from recallmem.types import Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
 

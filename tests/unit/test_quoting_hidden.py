@@ -14,7 +14,7 @@ import unicodedata
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recallmem.quoting import hidden_characters, quote_text, visible_text
+from recallmem.text.quoting import hidden_characters, quote_text, visible_text
 
 from tests.hidden_text import PAYLOAD, smuggle, unsmuggle
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recallmem.secret_gates import ASCII_CASE_PAIRS, Gate, required_words
-from recallmem.secrets import SecretRules, load_secret_rules
+from recallmem.secrets.detector import SecretRules, load_secret_rules
+from recallmem.secrets.gates import ASCII_CASE_PAIRS, Gate, required_words
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FLAGS = re.IGNORECASE | re.MULTILINE

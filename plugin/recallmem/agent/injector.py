@@ -28,7 +28,7 @@ from recallmem.agent.scope import Scope
 from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
-from recallmem.lifecycle.expiry import due_label, due_soon, is_expired, next_change
+from recallmem.facts.expiry import due_label, due_soon, is_expired, next_change
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
 from recallmem.retrieval.injection import (
@@ -39,8 +39,8 @@ from recallmem.retrieval.injection import (
     render_recalled,
 )
 from recallmem.retrieval.when import user_zone
-from recallmem.signals import Signals
-from recallmem.tokens import TokenCounter
+from recallmem.signals.detector import Signals
+from recallmem.text.tokens import TokenCounter
 from recallmem.types import Category, Fact, Profile, ScoredFact, utcnow
 
 Mode = Literal["hybrid", "tool", "auto"]

@@ -81,8 +81,8 @@ from recallmem.retrieval.injection import (
     render_confirmation,
 )
 from recallmem.retrieval.when import user_zone
-from recallmem.signals import load_signals
-from recallmem.tokens import get_counter
+from recallmem.signals.detector import load_signals
+from recallmem.text.tokens import get_counter
 
 log = logging.getLogger("recallmem.agent")
 

@@ -4,7 +4,7 @@ Their descriptions are data in ``prompts/tools.yaml``. The user, agent and threa
 from the run (see :mod:`recallmem.agent.scope`), never from the arguments, so a model
 cannot be talked into reading or writing another user's memory. Errors come back to
 the model as text that says what to do next. Every stored or model-written text in a
-result goes through :func:`recallmem.quoting.quote_text`, so a fact renders as one line
+result goes through :func:`recallmem.text.quoting.quote_text`, so a fact renders as one line
 of data that cannot pose as another fact or an instruction. Async calls (``ainvoke``) run the same
 bodies in a worker thread, as LangChain does for tools without a coroutine.
 
@@ -38,8 +38,8 @@ from recallmem.errors import MissingScopeError, RecallmemError
 from recallmem.limits import MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
-from recallmem.quoting import quote_text
-from recallmem.secrets import redact
+from recallmem.secrets.detector import redact
+from recallmem.text.quoting import quote_text
 from recallmem.types import Category, ScoredFact
 
 

@@ -27,8 +27,15 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from recallmem.cli import copying, facts, lifecycle, migrate, queue, serve
 from recallmem.cli.busy import busy_message
+from recallmem.cli.commands import (
+    copy_commands,
+    facts_commands,
+    maintain_commands,
+    migrate_command,
+    queue_commands,
+    serve_command,
+)
 from recallmem.cli.common import Handler
 from recallmem.cli.hints import cli_message
 from recallmem.cli.terminal import safe_output, terminal_safe
@@ -40,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (facts, copying, queue, lifecycle, serve, migrate):
+    groups = (facts_commands, copy_commands, queue_commands, maintain_commands, serve_command)
+    for group in (*groups, migrate_command):
         group.register(sub)
     return parser
 

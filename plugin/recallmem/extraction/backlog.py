@@ -1,6 +1,6 @@
 """What is waiting in the extraction queue and what failed: listing and maintenance.
 
-Read views over the same SQLite file as :class:`~recallmem.extraction.queue.QueueStore`:
+Read views over the same SQLite file as :class:`~recallmem.extraction.window_queue.QueueStore`:
 threads with pending messages (each with its user, thread, messages, when it is due and
 its last error), dead letters (with the reason), retrying or discarding a dead letter,
 erasing a user's queued data, and the tokens recorded per model call.
@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.errors import DeadLetterNotFoundError
-from recallmem.extraction.queue import PENDING, URGENT, QueueStore, ThreadScope
 from recallmem.extraction.threads import Utterance
+from recallmem.extraction.window_queue import PENDING, URGENT, QueueStore, ThreadScope
 
 
 class PendingEntry(BaseModel):

@@ -3,7 +3,7 @@
 :func:`prepare` turns a window of kept messages, the stored facts most related to it
 and the user's profile into the prompt's variables, giving messages and facts short
 ids (``m1``, ``F1``) the model can cite. Every message, fact, profile summary and cue
-is quoted by :func:`recallmem.quoting.quote_text` (one line each, no markup), so no
+is quoted by :func:`recallmem.text.quoting.quote_text` (one line each, no markup), so no
 text can close ``<conversation>`` or pose as another message; stored text is also
 passed through the secret detector. :func:`create_extractor` builds the chain;
 where the model supports tools it asks for structured output, and whatever comes back
@@ -42,9 +42,9 @@ from recallmem.extraction.parser import (
 )
 from recallmem.extraction.threads import Utterance
 from recallmem.prompts import ChatPromptSpec, load_prompt
-from recallmem.quoting import quote_text
-from recallmem.secrets import redact
-from recallmem.signals import SignalKind, Signals, load_signals
+from recallmem.secrets.detector import redact
+from recallmem.signals.detector import SignalKind, Signals, load_signals
+from recallmem.text.quoting import quote_text
 from recallmem.types import Fact, Profile, utcnow
 
 EXTRACTION_TOOL = "record_extraction"

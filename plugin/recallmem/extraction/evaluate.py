@@ -42,7 +42,7 @@ from recallmem.extraction.filter import filter_messages
 from recallmem.extraction.pipeline import ExtractionPipeline
 from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport
-from recallmem.lifecycle.expiry import resolve_local
+from recallmem.facts.expiry import resolve_local
 from recallmem.prompts import ChatPromptSpec
 from recallmem.testing import FakeChatModel
 from recallmem.types import Category, Fact

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recallmem.extraction.plan import Add, Confirm, Evict, Plan
+from recallmem.extraction.write_plan import Add, Confirm, Evict, Plan
 from recallmem.types import Category, Fact
 
 

@@ -38,7 +38,7 @@ from recallmem.errors import InvalidInputError
 from recallmem.extraction.threads import Role as Role  # re-exported: it used to live here
 from recallmem.extraction.threads import Utterance as Utterance
 from recallmem.prompts import compiled_patterns, load_data
-from recallmem.secrets import SecretRules, load_secret_rules, redact
+from recallmem.secrets.detector import SecretRules, load_secret_rules, redact
 
 MessageLike = BaseMessage | Mapping[str, Any]
 _FLAGS = re.IGNORECASE | re.MULTILINE

@@ -2,7 +2,7 @@
 
 Pure: given what the model proposed, the window it read, the stored facts it was shown
 and each proposal's nearest stored facts, :func:`make_plan` returns a
-:class:`~recallmem.extraction.plan.Plan`. The rules, in order, for each new fact:
+:class:`~recallmem.extraction.write_plan.Plan`. The rules, in order, for each new fact:
 
 1. no secrets, whatever the model returns; no permissions granted to the assistant and
    nothing the assistant said about itself (``prompts/scope_rules.yaml``);
@@ -15,8 +15,8 @@ and each proposal's nearest stored facts, :func:`make_plan` returns a
 6. if it replaces a stored fact (the model's ``supersede``), the stored one is
    superseded: kept, linked to its replacement, out of recall. Corrections carry the
    wrong approach in ``source_error``;
-7. otherwise an exact or near duplicate (``recallmem.dedup``) confirms the stored fact
-   instead of adding one, and a fuller text replaces the stored text.
+7. otherwise an exact or near duplicate (``recallmem.facts.near_duplicates``) confirms the
+   stored fact instead of adding one, and a fuller text replaces the stored text.
 
 :func:`add_evictions` then keeps each user-and-agent scope under its cap, sparing
 pinned facts and corrections.
@@ -31,11 +31,14 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from recallmem.config import MemoryConfig
-from recallmem.dedup import Match, classify
 from recallmem.errors import InvalidInputError
 from recallmem.extraction.eviction import add_evictions as add_evictions  # re-exported
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
-from recallmem.extraction.plan import (
+from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
+from recallmem.extraction.quotes import unsupported
+from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
+from recallmem.extraction.threads import Utterance
+from recallmem.extraction.write_plan import (
     Add,
     Confirm,
     Dropped,
@@ -45,13 +48,10 @@ from recallmem.extraction.plan import (
     ProfileChange,
     Supersede,
 )
-from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
-from recallmem.extraction.quotes import unsupported
-from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
-from recallmem.extraction.threads import Utterance
-from recallmem.lifecycle.expiry import resolve_local
-from recallmem.secrets import SecretRules, find_secret, load_secret_rules, redact
-from recallmem.text import cjk_share, content_units, normalize
+from recallmem.facts.expiry import resolve_local
+from recallmem.facts.near_duplicates import Match, classify
+from recallmem.secrets.detector import SecretRules, find_secret, load_secret_rules, redact
+from recallmem.text.words import cjk_share, content_units, normalize
 from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
 
 LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the new fact

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict
 
 from recallmem.errors import MissingScopeError
 from recallmem.extraction.filter import MessageLike, filter_messages, load_filter_rules
-from recallmem.extraction.queue import QueueStore, ThreadScope
 from recallmem.extraction.threads import zone_name
+from recallmem.extraction.window_queue import QueueStore, ThreadScope
+from recallmem.facts.validation import optional_key, require_user
 from recallmem.limits import check_scope_id
-from recallmem.signals import Signals
-from recallmem.validation import optional_key, require_user
+from recallmem.signals.detector import Signals
 
 log = logging.getLogger("recallmem.extraction")
 WAITING_FOR_MODEL = (

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallmem.errors import ExtractionError
 from recallmem.extraction.reply_json import find_json as find_json  # re-exported
-from recallmem.lifecycle.expiry import normalise_local
+from recallmem.facts.expiry import normalise_local
 from recallmem.limits import MAX_FACTS_PER_WINDOW, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here

@@ -42,12 +42,12 @@ from recallmem.extraction.hygiene import Policy, Rules
 from recallmem.extraction.intake import WAITING_FOR_MODEL, Intake, Observation, thread_scope
 from recallmem.extraction.planner import MAX_RELATED, Planner
 from recallmem.extraction.port import FactsPort
-from recallmem.extraction.queue import QueueStore, Timing
 from recallmem.extraction.report import ExtractionReport, RecentReports
 from recallmem.extraction.runner import Runner
+from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
 from recallmem.prompts import ChatPromptSpec, load_prompt
-from recallmem.signals import load_signals
+from recallmem.signals.detector import load_signals
 
 log = logging.getLogger("recallmem.extraction")
 

@@ -14,13 +14,13 @@ from langchain_core.runnables import Runnable
 from recallmem.extraction.chain import prepare
 from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
-from recallmem.extraction.plan import Add, Plan
 from recallmem.extraction.port import FactsPort
-from recallmem.extraction.queue import ThreadScope, Window
 from recallmem.extraction.report import Journal
 from recallmem.extraction.threads import Utterance
+from recallmem.extraction.window_queue import ThreadScope, Window
+from recallmem.extraction.write_plan import Add, Plan
 from recallmem.prompts import ChatPromptSpec
-from recallmem.signals import Signals
+from recallmem.signals.detector import Signals
 from recallmem.types import Fact
 
 MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size

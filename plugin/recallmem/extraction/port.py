@@ -1,6 +1,6 @@
 """What the extraction pipeline needs from storage, and nothing more.
 
-:class:`~recallmem.repository.FactRepository` provides it; the pipeline never sees
+:class:`~recallmem.persistence.repository.FactRepository` provides it; the pipeline never sees
 ``Memory``, Chroma or the indexes, so extraction can be tested against any store.
 """
 

@@ -37,7 +37,7 @@ import html
 from collections.abc import Sequence
 
 from recallmem.extraction.threads import Utterance
-from recallmem.text import STOPWORDS, is_cjk, units
+from recallmem.text.words import STOPWORDS, is_cjk, units
 
 # A quote sharing nothing with its fact must say this much on its own, in one piece:
 # two meaningful words ("eat meat" for "Is vegetarian", "TS mostly" for "Uses

@@ -4,7 +4,7 @@ Models wrap JSON in chatter, code fences and ``<think>`` blocks, leave trailing 
 and write ``True`` for ``true``; :func:`find_json` reads past all of that. A reply with
 no readable object (none at all, or only one nested some thousand levels deep or holding
 an integer too long to convert) is an :class:`~recallmem.errors.ExtractionError` saying
-why, in the words of :func:`recallmem.jsontext.why_unreadable`, never a raw Python error.
+why, in the words of :func:`recallmem.text.jsontext.why_unreadable`, never a raw Python error.
 
 >>> find_json('Sure! ```json\\n{"facts": [], "confirmed": ["F1",],}\\n```')
 {'facts': [], 'confirmed': ['F1']}
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from recallmem.errors import ExtractionError
-from recallmem.jsontext import UNREADABLE, why_unreadable
+from recallmem.text.jsontext import UNREADABLE, why_unreadable
 
 _THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.extraction.parser import TokenUsage
-from recallmem.extraction.plan import (
+from recallmem.extraction.write_plan import (
     Add,
     Confirm,
     Dropped,

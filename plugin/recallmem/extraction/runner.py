@@ -24,8 +24,8 @@ from recallmem.errors import ExtractionError
 from recallmem.events import ExtractionEvent, log_event
 from recallmem.extraction.planner import Planner
 from recallmem.extraction.port import FactsPort
-from recallmem.extraction.queue import QueueStore, ThreadScope, Window
 from recallmem.extraction.report import ExtractionReport, Journal, RecentReports
+from recallmem.extraction.window_queue import QueueStore, ThreadScope, Window
 from recallmem.extraction.writer import write_journal
 
 log = logging.getLogger("recallmem.extraction")

@@ -1,15 +1,15 @@
 """Applying a journaled plan to the store, through the pipeline's port.
 
-The I/O shell around :func:`recallmem.extraction.plan.apply_plan`: read the plan's
+The I/O shell around :func:`recallmem.extraction.write_plan.apply_plan`: read the plan's
 target facts as they are now, compute the new records, write them in one ``put``,
 rewrite the profile sections, and report. Safe to run twice for the same journal.
 """
 
 from __future__ import annotations
 
-from recallmem.extraction.plan import Add, Plan, apply_plan
 from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport, Journal, build_report
+from recallmem.extraction.write_plan import Add, Plan, apply_plan
 from recallmem.types import ProfileSection
 
 

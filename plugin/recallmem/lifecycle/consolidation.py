@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
 from recallmem.events import ConsolidationEvent, log_event
-from recallmem.extraction.plan import Add, apply_plan
+from recallmem.extraction.write_plan import Add, apply_plan
 from recallmem.lifecycle.clusters import related_groups
 from recallmem.lifecycle.duplicates import duplicate_proposals
 from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal

@@ -31,8 +31,8 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError
 from recallmem.lifecycle.consolidation import ConsolidationReport, ConsolidationStore, consolidate
 from recallmem.lifecycle.merge_rules import key_terms
-from recallmem.quoting import quote_text
 from recallmem.testing import FakeChatModel
+from recallmem.text.quoting import quote_text
 from recallmem.types import Category, Fact, Status, utcnow
 
 _SHOWN = re.compile(r"^\[(F\d+)\] \([^)]*\) (.*?)(?: — correction; wrong approach: .*)?$", re.M)

@@ -1,7 +1,7 @@
 """Consolidation without a model: only the duplicates the near-duplicate rule accepts.
 
 A group's fact whose words contain another's (same scope and category, cosine at the
-dedup threshold, :func:`recallmem.dedup.classify`) carries the merge: the other says
+dedup threshold, :func:`recallmem.facts.near_duplicates.classify`) carries the merge: the other says
 the same or less, so the carrier's text is the merged text and nothing is rewritten.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from recallmem.dedup import Match, classify
+from recallmem.facts.near_duplicates import Match, classify
 from recallmem.lifecycle.merge_prompt import Proposal
-from recallmem.text import content_units
+from recallmem.text.words import content_units
 from recallmem.types import Category, Fact
 
 _REASON = "near-duplicate: the kept text says all the others do"

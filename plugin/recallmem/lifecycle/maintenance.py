@@ -34,15 +34,20 @@ from recallmem.errors import (
     StoreError,
 )
 from recallmem.events import MaintenanceEvent, log_event
-from recallmem.extraction.queue import QueueStore, Timing
+from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
+from recallmem.facts.decay import Decay
+from recallmem.facts.validation import check_flag, require_user
 from recallmem.lifecycle.consolidation import ConsolidationStore, consolidate
-from recallmem.lifecycle.decay import Decay
-from recallmem.lifecycle.journal import MaintenanceJournal
-from recallmem.lifecycle.plan import MaintenancePlan, Purge, apply_maintenance, plan_maintenance
+from recallmem.lifecycle.maintenance_journal import MaintenanceJournal
+from recallmem.lifecycle.maintenance_plan import (
+    MaintenancePlan,
+    Purge,
+    apply_maintenance,
+    plan_maintenance,
+)
 from recallmem.limits import MAX_CONTENT_CHARS, check_maintain_now
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
-from recallmem.validation import check_flag, require_user
 
 log = logging.getLogger("recallmem.lifecycle")
 

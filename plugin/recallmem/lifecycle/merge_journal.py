@@ -4,7 +4,7 @@ A plan is written whole (store/durable.py) before its first record is
 stored, and removed once every record is; a plan left by a crash is applied at the
 user's next consolidation without calling the model again. One user is consolidated
 by one run at a time (:meth:`JournalFiles.running`). Applying a plan twice
-changes nothing (:func:`recallmem.extraction.plan.apply_plan`), so a crash after the
+changes nothing (:func:`recallmem.extraction.write_plan.apply_plan`), so a crash after the
 write and before the removal is harmless too.
 
 A plan holds the text of the merged fact and of every part (its history), so a purge
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from recallmem.extraction.plan import Add, Operation, Plan, Supersede
+from recallmem.extraction.write_plan import Add, Operation, Plan, Supersede
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Refusal
 from recallmem.store.durable import sync_directory, write_durably

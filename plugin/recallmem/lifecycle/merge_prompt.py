@@ -1,6 +1,6 @@
 """The consolidation call: groups of facts shown to the model, and its proposals read back.
 
-Each fact is shown as one quoted line (:func:`recallmem.quoting.quote_text`) with a
+Each fact is shown as one quoted line (:func:`recallmem.text.quoting.quote_text`) with a
 short id (``F1``) the model cites, its category, and whether it is pinned or a
 correction; stored text is data to the model, never an instruction. The reply is read
 by the same tolerant JSON reader as extraction's, and each proposal is checked for its
@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallmem.extraction.chain import message_usage, refuse_cut_off
 from recallmem.extraction.parser import find_json
 from recallmem.prompts import ChatPromptSpec
-from recallmem.quoting import quote_text
-from recallmem.secrets import redact
+from recallmem.secrets.detector import redact
+from recallmem.text.quoting import quote_text
 from recallmem.types import Category, Fact, TokenUsage
 
 

@@ -15,14 +15,14 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallmem.dedup import MAX_SOURCES
-from recallmem.extraction.plan import Add, Plan, Supersede
+from recallmem.extraction.write_plan import Add, Plan, Supersede
+from recallmem.facts.near_duplicates import MAX_SOURCES
 from recallmem.lifecycle.merge_prompt import Proposal
 from recallmem.limits import MAX_CONTENT_CHARS, MAX_KEYWORDS
 from recallmem.prompts import load_data
 from recallmem.retrieval.lexical import stem
-from recallmem.secrets import find_secret
-from recallmem.text import content_units
+from recallmem.secrets.detector import find_secret
+from recallmem.text.words import content_units
 from recallmem.types import Category, Fact, Revision, Source
 
 

@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
-from recallmem.repository import FactRepository
+from recallmem.persistence.repository import FactRepository
 from recallmem.store.scrub import scrub_sqlite
 
 if TYPE_CHECKING:

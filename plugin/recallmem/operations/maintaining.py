@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.config import MemoryConfig
+from recallmem.facts.validation import check_flag, optional_key, parse_categories, require_user
 from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate
-from recallmem.lifecycle.copying import check_ids, copy_facts
+from recallmem.lifecycle.scope_copy import check_ids, copy_facts
 from recallmem.limits import check_maintain_now
-from recallmem.repository import FactRepository
+from recallmem.persistence.repository import FactRepository
 from recallmem.types import Category, Fact, utcnow
-from recallmem.validation import check_flag, optional_key, parse_categories, require_user
 
 if TYPE_CHECKING:
     from recallmem.lifecycle.maintenance import Maintainer

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from recallmem.config import MemoryConfig
-from recallmem.portability import ImportReport, accept_import, build_export
-from recallmem.repository import FactRepository
-from recallmem.validation import check_flag, optional_key, require_user
+from recallmem.facts.export_format import ImportReport, accept_import, build_export
+from recallmem.facts.validation import check_flag, optional_key, require_user
+from recallmem.persistence.repository import FactRepository
 
 
 class Porting:

@@ -6,14 +6,8 @@ from collections.abc import Iterable, Sequence
 from datetime import tzinfo
 
 from recallmem.config import MemoryConfig
-from recallmem.lifecycle.decay import Decay
-from recallmem.repository import FactRepository
-from recallmem.retrieval.fusion import dialogue_tail
-from recallmem.retrieval.index import Query
-from recallmem.retrieval.ranking import Weights
-from recallmem.retrieval.when import user_zone
-from recallmem.types import Category, ScoredFact, ScoreParts
-from recallmem.validation import (
+from recallmem.facts.decay import Decay
+from recallmem.facts.validation import (
     check_flag,
     check_min_score,
     check_query,
@@ -21,6 +15,12 @@ from recallmem.validation import (
     parse_categories,
     require_user,
 )
+from recallmem.persistence.repository import FactRepository
+from recallmem.retrieval.fusion import dialogue_tail
+from recallmem.retrieval.index import Query
+from recallmem.retrieval.ranking import Weights
+from recallmem.retrieval.when import user_zone
+from recallmem.types import Category, ScoredFact, ScoreParts
 
 
 class Reading:

@@ -8,11 +8,7 @@ from functools import partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
-from recallmem.lifecycle.merge_journal import JournalFiles
-from recallmem.operations.extracting import Extracting
-from recallmem.repository import FactRepository
-from recallmem.types import Category, Fact, Profile, Status, utcnow
-from recallmem.validation import (
+from recallmem.facts.validation import (
     check_fact_id,
     check_flag,
     check_items,
@@ -22,6 +18,10 @@ from recallmem.validation import (
     optional_key,
     require_user,
 )
+from recallmem.lifecycle.merge_journal import JournalFiles
+from recallmem.operations.extracting import Extracting
+from recallmem.persistence.repository import FactRepository
+from recallmem.types import Category, Fact, Profile, Status, utcnow
 
 
 class Writing:

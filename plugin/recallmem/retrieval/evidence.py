@@ -33,7 +33,7 @@ import numpy as np
 
 from recallmem.retrieval.lexical import QUESTION_WORDS, LexicalIndex, stem
 from recallmem.retrieval.lexicon import Lexicon
-from recallmem.text import STOPWORDS, is_cjk, units
+from recallmem.text.words import STOPWORDS, is_cjk, units
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from recallmem.retrieval.ranking import (
     translation_gate,
 )
 from recallmem.retrieval.when import TimeWindow
-from recallmem.text import mostly_cjk
+from recallmem.text.words import mostly_cjk
 
 _ROLE = re.compile(
     r"^\s*(?:user|human|assistant|ai|bot|system|用户|助手)\s*[:：]\s*", re.IGNORECASE

@@ -18,14 +18,14 @@ from functools import cached_property
 
 import numpy as np
 
-from recallmem.lifecycle.decay import Decay, last_alive
-from recallmem.lifecycle.expiry import valid_until_ts
+from recallmem.facts.decay import Decay, last_alive
+from recallmem.facts.expiry import valid_until_ts
 from recallmem.retrieval.fusion import Centre, Scope, centre_of, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.ranking import Weights, top_k
 from recallmem.retrieval.when import mentioned_window
-from recallmem.text import has_cjk, mostly_cjk
+from recallmem.text.words import has_cjk, mostly_cjk
 from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights, Status
 
 DEFAULT_DECAY = Decay()  # the configured defaults, for a query built without a Memory

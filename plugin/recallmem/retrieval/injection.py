@@ -6,7 +6,7 @@ with its due date; none, no section), the facts most relevant to the current mes
 then the current date. Equal inputs give byte-identical output,
 so a block can sit at the start of a thread and keep the prompt prefix cacheable.
 
-Memory text goes through the one quoting rule (:func:`recallmem.quoting.quote_text`:
+Memory text goes through the one quoting rule (:func:`recallmem.text.quoting.quote_text`:
 ``&``, ``<``, ``>`` become entities; every kind of line break and control character
 becomes a space; invisible format characters go), so a stored fact can never close the
 block, open a new one, or start a line of its own that reads like an instruction.
@@ -36,14 +36,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from recallmem.quoting import quote_text
-
 # The template file's models are re-exported: they used to live here.
 from recallmem.retrieval.block_spec import BlockTemplates as BlockTemplates
 from recallmem.retrieval.block_spec import MemoryBlockSpec as MemoryBlockSpec
 from recallmem.retrieval.block_spec import NoteTemplates as NoteTemplates
 from recallmem.retrieval.block_spec import load_memory_block_spec as load_memory_block_spec
-from recallmem.tokens import TokenCounter, get_counter
+from recallmem.text.quoting import quote_text
+from recallmem.text.tokens import TokenCounter, get_counter
 from recallmem.types import Fact, Profile, ScoredFact
 
 # -- packing --------------------------------------------------------------------------
@@ -208,7 +207,7 @@ def build_block(
     """Pack profile, corrections and relevant facts into a block of at most ``max_tokens``.
 
     ``due`` are todos falling due soon, each with its due date as the user reads it
-    (:func:`recallmem.lifecycle.expiry.due_label`); they come after the corrections.
+    (:func:`recallmem.facts.expiry.due_label`); they come after the corrections.
 
     Corrections may use at least ``correction_share`` of the budget whatever the profile
     takes; the profile at most ``profile_share``; relevant facts what is left. A fact that

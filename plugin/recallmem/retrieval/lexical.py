@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from recallmem.text import STOPWORDS, is_cjk, units
+from recallmem.text.words import STOPWORDS, is_cjk, units
 
 # Words that ask rather than say: dropped from queries only (a fact may mean them).
 QUESTION_WORDS = frozenset(

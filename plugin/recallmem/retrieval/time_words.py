@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.prompts import compiled_patterns, load_data
-from recallmem.text import listed_once
+from recallmem.text.words import listed_once
 
 Unit = Literal["day", "week", "month", "year"]
 

@@ -30,7 +30,7 @@ from fastapi.routing import APIRoute
 from starlette.datastructures import Headers
 
 from recallmem.server.auth import authenticate, caller
-from recallmem.server.limits import (
+from recallmem.server.body_limits import (
     BUDGET_KEY,
     BodyBudget,
     counted,

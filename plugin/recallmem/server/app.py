@@ -21,21 +21,21 @@ from fastapi import Depends, FastAPI
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.memory import Memory
-from recallmem.server import (
-    chat,
-    facts,
-    health,
-    lifecycle,
-    pages,
-    portability,
-    profile,
-    queue,
-    readiness,
-    search,
-)
-from recallmem.server import copying as copy_routes
 from recallmem.server.admission import Admission, declare_json_writes
 from recallmem.server.problems import install, reject_unknown_query
+from recallmem.server.routes import (
+    chat_routes,
+    copy_routes,
+    export_routes,
+    facts_routes,
+    health_routes,
+    maintain_routes,
+    page_routes,
+    profile_routes,
+    queue_routes,
+    readiness_routes,
+    search_routes,
+)
 from recallmem.server.schemas import ExportDocument
 from recallmem.server.settings import ServerSettings, load_settings
 from recallmem.server.state import ServiceState
@@ -95,18 +95,29 @@ def create_app(
     settings = settings or load_settings()
     app = FastAPI(
         title="recallmem",
-        version=health.service_version(),
+        version=health_routes.service_version(),
         description=DESCRIPTION,
-        docs_url=None,  # served by .pages from local files
+        docs_url=None,  # served by routes.page_routes from local files
         redoc_url=None,
     )
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
     strict = [Depends(reject_unknown_query)]
-    routes = (facts, search, profile, portability, queue, lifecycle, health, readiness, chat)
-    for module in (*routes, copy_routes):
+    routes = (
+        facts_routes,
+        search_routes,
+        profile_routes,
+        export_routes,
+        queue_routes,
+        maintain_routes,
+        health_routes,
+        readiness_routes,
+        chat_routes,
+        copy_routes,
+    )
+    for module in routes:
         app.include_router(module.router, dependencies=strict)
-    app.include_router(pages.router)
+    app.include_router(page_routes.router)
     app.add_middleware(Admission, settings=settings)
     _published_schema(app)
     return app

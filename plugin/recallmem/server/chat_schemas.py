@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from recallmem.errors import InvalidInputError
 from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
 from recallmem.retrieval.when import user_zone
-from recallmem.secrets import redact
+from recallmem.secrets.detector import redact
 from recallmem.server.schemas import ScopeId
 
 MAX_MESSAGE_CHARS = 8000

@@ -29,8 +29,8 @@ from recallmem.errors import (
     RecallmemError,
     StoreError,
 )
-from recallmem.jsontext import UNREADABLE, why_unreadable
 from recallmem.limits import MAX_ID_CHARS, NOT_BLANK
+from recallmem.text.jsontext import UNREADABLE, why_unreadable
 
 MEDIA_TYPE = "application/problem+json"
 

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from recallmem.errors import InvalidInputError
+from recallmem.facts.validation import check_valid_until
 from recallmem.limits import (
     DEFAULT_K,
     EARLIEST_TIME,
@@ -36,7 +37,6 @@ from recallmem.types import (
     ScoredFact,
     Status,
 )
-from recallmem.validation import check_valid_until
 
 # The bounds are recallmem.limits', shared with the library, the CLI and the inspector.
 MAX_PAGE_SIZE = MAX_PAGE

@@ -13,9 +13,9 @@ from fastapi import Depends, Request
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.memory import Memory
-from recallmem.server.limits import BodySlots
+from recallmem.server.body_limits import BodySlots
 from recallmem.server.metrics import RecallMetrics
-from recallmem.server.retrievals import RetrievalLog
+from recallmem.server.routes.retrievals_routes import RetrievalLog
 from recallmem.server.settings import ServerSettings
 
 

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.server.serve import check_workers
+from recallmem.server.running import check_workers
 from recallmem.server.settings import load_settings
 
 

@@ -17,7 +17,7 @@ from recallmem.config import MemoryConfig
 from recallmem.extraction.chain import model_from_config
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel, HashingEmbeddings
-from recallmem.tokens import get_counter
+from recallmem.text.tokens import get_counter
 
 from .agent_helpers import Run
 

@@ -15,7 +15,7 @@ from recallmem.agent.messages import DO_NOT_RENDER, is_hidden, kind_of
 from recallmem.errors import MissingScopeError
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel
-from recallmem.tokens import get_counter
+from recallmem.text.tokens import get_counter
 from recallmem.types import Profile, ProfileSection
 
 from .agent_helpers import HEDGE, PLAN, Run, extraction_reply, tool_call

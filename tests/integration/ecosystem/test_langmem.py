@@ -9,7 +9,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import AIMessage, ToolMessage
-from recallmem.langgraph import RecallmemStore
+from recallmem.integrations.langgraph import RecallmemStore
 from recallmem.memory import Memory
 from recallmem.testing import FakeChatModel
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from recallmem.errors import InvalidInputError
-from recallmem.langgraph import RecallmemStore
+from recallmem.integrations.langgraph import RecallmemStore
 from recallmem.memory import Memory
 from recallmem.types import Category, Status
 

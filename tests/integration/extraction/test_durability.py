@@ -18,7 +18,7 @@ from recallmem.errors import ExtractionError, StoreError
 CRASHING_RUN = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.repository import FactRepository
+from recallmem.persistence.repository import FactRepository
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 
 model = FakeChatModel(responses=[sys.argv[2]])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from recallmem.extraction.plan import Add
+from recallmem.extraction.write_plan import Add
 from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Accepted, Refusal, merge_plan

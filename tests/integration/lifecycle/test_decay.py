@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from recallmem import Fact, Memory, Status
-from recallmem.lifecycle.decay import CATEGORY_SCALE
+from recallmem.facts.decay import CATEGORY_SCALE
 from recallmem.types import Category
 
 HALF_LIFE = 180.0  # MemoryConfig's default decay_half_life_days

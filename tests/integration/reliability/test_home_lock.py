@@ -58,7 +58,7 @@ def test_a_locked_home_is_a_clear_error_in_process(home: Path) -> None:
 
 SERVE = """
 import sys
-from recallmem.server.serve import serve
+from recallmem.server.running import serve
 from recallmem.testing import HashingEmbeddings
 import recallmem.memory as memory_module
 original = memory_module.default_embeddings

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import ImportRejectedError, StoreError
-from recallmem.portability import build_export
+from recallmem.facts.export_format import build_export
 from recallmem.server.app import create_app
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
@@ -100,7 +100,7 @@ import json, sys
 from recallmem import Memory, MemoryConfig
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact
-from recallmem.portability import build_export
+from recallmem.facts.export_format import build_export
 home, user = sys.argv[1:3]
 memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
 facts = [Fact(content=f"Fact {{n}} of {{user}}", category="context", user_id=user)

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.server.retrievals import RetrievalLog
+from recallmem.server.routes.retrievals_routes import RetrievalLog
 from recallmem.server.schemas import MAX_SEARCH_K
 from recallmem.testing import FakeChatModel
 from serverkit import ADA, BOB, client_for, token_settings

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from recallmem.server.serve import binding
+from recallmem.server.running import binding
 from recallmem.server.settings import ServerSettings, is_loopback
 
 TOKENS = [{"token": "tok-admin-0123456789abcdef", "admin": True}]

@@ -13,7 +13,7 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.server.serve import check_workers, worker_environment
+from recallmem.server.running import check_workers, worker_environment
 from recallmem.server.settings import ServerSettings
 
 

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recallmem.errors import PromptError
-from recallmem.quoting import quote_text
 from recallmem.retrieval.injection import (
     build_block,
     load_memory_block_spec,
     render_recalled,
 )
-from recallmem.tokens import get_counter
+from recallmem.text.quoting import quote_text
+from recallmem.text.tokens import get_counter
 from recallmem.types import Category, Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
 TODAY = date(2025, 6, 2)

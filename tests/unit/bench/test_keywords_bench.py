@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from recallmem.limits import check_keywords
-from recallmem.secrets import scan
+from recallmem.secrets.detector import scan
 
 from bench.bilingual_data import EvalSet, Fact, User, load_blind_sets
 from bench.bilingual_public import memory_item

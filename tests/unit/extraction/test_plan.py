@@ -5,8 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from recallmem.extraction.plan import Add, Confirm, Evict, MarkDone, Plan, Supersede, apply_plan
 from recallmem.extraction.report import Journal
+from recallmem.extraction.write_plan import (
+    Add,
+    Confirm,
+    Evict,
+    MarkDone,
+    Plan,
+    Supersede,
+    apply_plan,
+)
 from recallmem.types import Fact, Source, Status
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)

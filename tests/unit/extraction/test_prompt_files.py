@@ -10,7 +10,7 @@ from recallmem.extraction.chain import prepare
 from recallmem.extraction.filter import Utterance, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.prompts import load_prompt, shipped_prompt_names
-from recallmem.secrets import load_secret_rules
+from recallmem.secrets.detector import load_secret_rules
 
 
 def test_the_extraction_files_ship_and_load() -> None:

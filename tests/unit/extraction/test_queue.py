@@ -12,7 +12,7 @@ import pytest
 from recallmem.errors import InvalidInputError
 from recallmem.extraction.backlog import Backlog
 from recallmem.extraction.filter import Utterance
-from recallmem.extraction.queue import QueueStore, ThreadScope, Timing, owner_is_dead
+from recallmem.extraction.window_queue import QueueStore, ThreadScope, Timing, owner_is_dead
 
 SCOPE = ThreadScope(user_id="u1", thread_id="t1")
 

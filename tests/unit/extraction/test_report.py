@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from recallmem.extraction.parser import TokenUsage
-from recallmem.extraction.plan import Dropped
 from recallmem.extraction.report import Change, ExtractionReport
+from recallmem.extraction.write_plan import Dropped
 from recallmem.types import Fact
 
 

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from recallmem.errors import InvalidInputError
-from recallmem.extraction.queue import QueueStore, ThreadScope, Timing
 from recallmem.extraction.threads import Utterance, stored_zone, zone_name
+from recallmem.extraction.window_queue import QueueStore, ThreadScope, Timing
 
 MOMENT = datetime(2026, 3, 8, 6, 30, tzinfo=UTC)  # New York springs forward that day
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage
 from recallmem.errors import ExtractionError
-from recallmem.extraction.plan import Add, Supersede, apply_plan
+from recallmem.extraction.write_plan import Add, Supersede, apply_plan
 from recallmem.lifecycle.merge_prompt import Proposal, ask, read_reply, render_groups
 from recallmem.lifecycle.merge_rules import RULES, merge_plan, merged_fact, vet
 from recallmem.prompts import load_prompt

@@ -15,7 +15,7 @@ from recallmem.retrieval.fusion import (
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
 from recallmem.retrieval.ranking import Weights, calibrated, translation_gate
-from recallmem.text import has_cjk, mostly_cjk
+from recallmem.text.words import has_cjk, mostly_cjk
 
 
 def _score(query: str, facts: list[str], cosine: list[float]) -> Scored:

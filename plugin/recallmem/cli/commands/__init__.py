@@ -1,0 +1,1 @@
+"""The ``recallmem`` subcommands, one module per group."""

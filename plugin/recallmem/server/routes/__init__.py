@@ -1,0 +1,1 @@
+"""The HTTP routes of the service, one module per resource."""
