@@ -1,4 +1,4 @@
-"""The default USE embedder beside the optional multilingual-e5-small (``store/e5.py``).
+"""The default USE embedder beside the optional multilingual-e5-small (``embedders/e5.py``).
 
 Both through recallmem's public API with the default ranking, on both splits; the cost
 columns are what a user pays: facts stored per second (embedding included) and recall
