@@ -73,7 +73,7 @@ class Memory:
         model: BaseChatModel | None = None,
     ) -> None:
         self.config = config = config or MemoryConfig()
-        self.embeddings = embeddings or default_embeddings(config.embedder)
+        self.embeddings = embeddings or default_embeddings(config)
         self.model = configured_model(model, config)
         self.weights = Weights(half_life_days=config.recency_half_life_days)
         self.repository = repository = FactRepository.open(config, self.embeddings)
