@@ -11,6 +11,7 @@
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
     recallmem serve --host 127.0.0.1 --port 8765
     recallmem migrate [--chroma-url URL]   (a store of the older layout, once)
+    recallmem reembed [--embedder NAME]    (after changing RECALLMEM_EMBEDDER; resumable)
 
 While ``recallmem serve`` owns the home, commands are not run on it (embedded Chroma
 belongs to one process): the CLI prints the ``curl`` that asks the service instead.
@@ -34,6 +35,7 @@ from recallmem.cli.commands import (
     maintain_commands,
     migrate_command,
     queue_commands,
+    reembed_command,
     serve_command,
 )
 from recallmem.cli.common import Handler
@@ -48,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
     groups = (facts_commands, copy_commands, queue_commands, maintain_commands, serve_command)
-    for group in (*groups, migrate_command):
+    for group in (*groups, migrate_command, reembed_command):
         group.register(sub)
     return parser
 
