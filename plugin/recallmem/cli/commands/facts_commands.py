@@ -98,7 +98,11 @@ def cmd_forget(args: argparse.Namespace, out: TextIO) -> int:
     count = memory.forget(
         fact_id, user_id=args.user, thread_id=args.thread, agent_id=args.agent, purge=args.purge
     )
-    out.write(f"{'purged' if args.purge else 'forgot'} {count} fact(s)\n")
+    if fact_id is not None and count == 0:  # a soft forget of a fact forgotten before
+        out.write(f"fact {fact_id[:SHORT_ID_CHARS]} was already forgotten; nothing changed "
+                  "(--purge erases it)\n")  # fmt: skip
+    else:
+        out.write(f"{'purged' if args.purge else 'forgot'} {count} fact(s)\n")
     return 0
 
 
