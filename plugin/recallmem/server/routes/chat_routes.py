@@ -26,6 +26,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
+from recallmem.extraction.intake import WAITING_FOR_MODEL
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
@@ -80,12 +81,19 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
     except Exception:
         log.exception("recallmem: could not queue chat turn of thread %s", turn.thread_id)
         return None
+    # The agent's middleware queues the turn first, so this call mostly finds its messages
+    # queued already (observation.queued, its new ones, is then 0): say what waits.
+    waiting = f"{observation.pending} message(s) of this thread"
+    if observation.waiting_for_model:
+        note = f"{waiting} {WAITING_FOR_MODEL}"
+    else:
+        note = f"the turn is queued: {waiting} wait for extraction"
     return {
         "kind": "queued",
         "thread_id": turn.thread_id,
         "pending": observation.pending,
         "waiting_for_model": observation.waiting_for_model,
-        "note": observation.note,
+        "note": note,
     }
 
 
