@@ -197,7 +197,19 @@ class SectionIn(_Body):
 
 
 class ProfileIn(_Body):
-    """A whole profile; sections left out become empty."""
+    """A whole profile; sections left out become empty. Each section is an object whose
+    text is ``summary``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "work_context": {"summary": "Front-end team, React and TypeScript"},
+                    "top_of_mind": {"summary": "Vue migration due in March"},
+                }
+            ]
+        }
+    )
 
     work_context: SectionIn = SectionIn()
     personal_context: SectionIn = SectionIn()
