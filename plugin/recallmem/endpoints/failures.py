@@ -26,7 +26,7 @@ from recallmem.errors import ModelUnreachableError
 from recallmem.secrets.detector import redact
 
 OPENAI_API = "https://api.openai.com/v1"
-_MODEL_SETTING = {"chat": "RECALLMEM_LLM_MODEL", "embeddings": "RECALLMEM_EMBEDDING_MODEL"}
+MODEL_SETTING = {"chat": "RECALLMEM_LLM_MODEL", "embeddings": "RECALLMEM_EMBEDDING_MODEL"}
 _DETAIL_CHARS = 200  # of the server's own message, enough to say what it objected to
 
 
@@ -46,6 +46,28 @@ class Endpoint:
     def describe(self) -> str:
         """``the chat endpoint URL (model 'NAME')``."""
         return f"the {self.role} endpoint {self.where} (model {self.model!r})"
+
+
+def chat_endpoint(model: object) -> Endpoint | None:
+    """The endpoint of an OpenAI-compatible chat model (``ChatOpenAI``: its base URL and
+    model name); None for any other model, whose failures are its own to describe.
+
+    >>> from langchain_openai import ChatOpenAI
+    >>> chat_endpoint(ChatOpenAI(model="qwen3", base_url="http://127.0.0.1:9/v1", api_key="k"))
+    Endpoint(role='chat', base_url='http://127.0.0.1:9/v1', model='qwen3')
+    """
+    name = getattr(model, "model_name", None)
+    if not isinstance(name, str) or not hasattr(model, "openai_api_base"):
+        return None
+    base_url = getattr(model, "openai_api_base", None)
+    return Endpoint("chat", base_url if isinstance(base_url, str) else None, name)
+
+
+def described(exc: BaseException, endpoint: Endpoint | None) -> BaseException:
+    """``exc`` as :func:`endpoint_failure` says it when it is the endpoint's failure (raise
+    it ``from exc``), else ``exc`` itself."""
+    failure = endpoint_failure(exc, endpoint) if endpoint is not None else None
+    return failure or exc
 
 
 def endpoint_failure(exc: BaseException, endpoint: Endpoint) -> ModelUnreachableError | None:
@@ -72,7 +94,7 @@ def _check_for_status(status: int, endpoint: Endpoint) -> str:
         return "check RECALLMEM_OPENAI_API_KEY"
     if status == 404:
         return (
-            f"check {_MODEL_SETTING[endpoint.role]} (a model this endpoint serves) and that "
+            f"check {MODEL_SETTING[endpoint.role]} (a model this endpoint serves) and that "
             "RECALLMEM_OPENAI_BASE_URL ends where its API starts (often /v1)"
         )
     if status == 429:

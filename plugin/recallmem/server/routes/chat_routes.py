@@ -26,6 +26,8 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
+from recallmem.endpoints.failures import described
+from recallmem.errors import ModelUnreachableError
 from recallmem.extraction.intake import WAITING_FOR_MODEL
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
@@ -128,9 +130,20 @@ async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
             _count_retrieval(state, turn, event, data)
             yield sse(event, data)
         finished = True
+        if state.model_status is not None:
+            state.model_status.record_ok()
     except Exception as exc:
-        log.exception("recallmem: chat agent failed in thread %s", turn.thread_id)
-        problem = Problem(status=502, title="Chat failed", detail=f"{type(exc).__name__}: {exc}")
+        status = state.model_status
+        failure = described(exc, status.endpoint if status is not None else None)
+        if isinstance(failure, ModelUnreachableError):
+            detail, title = str(failure), "Chat model unreachable"
+            if status is not None:
+                status.record_failure(detail)
+        else:
+            detail, title = f"{type(exc).__name__}: {exc}", "Chat failed"
+        # One line per failed turn: the endpoint and what to check, not a traceback.
+        log.warning("recallmem: chat turn in thread %s failed: %s", turn.thread_id, detail)
+        problem = Problem(status=502, title=title, detail=detail)
         yield sse("error", problem.model_dump(exclude_none=True))
     finally:
         # A disconnect cancels this generator; the turn is queued regardless.
