@@ -35,6 +35,7 @@ from recallmem.server.routes import (
     queue_routes,
     readiness_routes,
     search_routes,
+    users_routes,
 )
 from recallmem.server.routes.mcp_routes import McpEndpoint, mcp_route
 from recallmem.server.schemas import ExportDocument
@@ -118,6 +119,7 @@ def create_app(
         readiness_routes,
         chat_routes,
         copy_routes,
+        users_routes,
     )
     for module in routes:
         app.include_router(module.router, dependencies=strict)

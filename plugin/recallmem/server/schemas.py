@@ -159,6 +159,10 @@ class SearchResult(BaseModel):
     query: str
     hits: list[ScoredFact]
     took_ms: float
+    floor: float = Field(
+        description="The recall floor: hits scoring below it stay out of the memory block "
+        "and the recall tool (the configured recall_floor, else the embedder's)"
+    )
 
 
 class ExplainRequest(_Body):

@@ -105,6 +105,8 @@ def _count_retrieval(state: ServiceState, turn: ChatTurn, event: str, data: dict
     if event == "memory" and data.get("kind") in ("recall", "injection"):
         hits = data.get("hits")
         found = len(hits) if isinstance(hits, list) else int(hits or 0)
+        if data.get("injected") is False:  # retrieved, but nothing of it reached the model
+            found = 0
         state.recalls.record(turn.user_id, seconds=None, hits=found)
         asked = turn.messages[-1]
         state.retrievals.record(turn.user_id, thread_id=turn.thread_id, turn_id=asked.id or "",
