@@ -144,13 +144,16 @@ class _Reembedding:
         total = self.store.count()
         for journal in sorted(self.journals.glob("*.json")):
             self._finish(journal)
+        finished = 0  # facts of collections a run before this one finished
         for name in names:
             with self._chroma("read a user collection's settings"):
-                metadata = self.client.get_collection(name, embedding_function=None).metadata
-            if not _is(metadata or {}, done, absent_dim_ok=False):
+                handle = self.client.get_collection(name, embedding_function=None)
+            if not _is(handle.metadata or {}, done, absent_dim_ok=False):
                 self._rewrite(name)
+            else:
+                finished += int(handle.count())
             if self.progress is not None:
-                self.progress(min(self.facts, total), total)
+                self.progress(min(finished + self.facts, total), total)
         kept = {k: v for k, v in recorded.items() if k != REEMBEDDING_KEY}
         with self._chroma("record the new embedder"):
             directory.modify(metadata={**kept, **done})
