@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from recallmem import Memory, MemoryConfig
-from recallmem.persistence import remember_steps as steps
 from recallmem.errors import StoreError
+from recallmem.persistence import remember_steps as steps
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 
