@@ -56,6 +56,19 @@ class MemoryConfig(BaseSettings):
             "with AVX2), or one a package registers (docs/embedders.md)."
         ),
     )
+    embedding_model: str = Field(
+        default="text-embedding-3-small",
+        min_length=1,
+        description="The model of the 'openai' embedder (RECALLMEM_EMBEDDER=openai), at the "
+        "chat model's endpoint (openai_base_url, openai_api_key).",
+    )
+    embedding_dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        le=16384,
+        description="The width the 'openai' embedder asks for (models that can shorten "
+        "their vectors, like text-embedding-3-*); None: the model's own.",
+    )
     recall_k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
     dedup_similarity: float = Field(
         default=DEDUP_SIMILARITY,

@@ -138,3 +138,9 @@ class ModelNotConfiguredError(RecallmemError):
 
 class PromptError(RecallmemError):
     """A prompt file is malformed: unknown keys, missing variables, bad YAML."""
+
+
+class ModelUnreachableError(RecallmemError):
+    """A configured model endpoint (chat or embeddings) failed a call: it could not be
+    reached, refused the key, or does not serve the model. The message names the
+    endpoint's base URL and the model, and what to check."""

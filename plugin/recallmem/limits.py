@@ -49,6 +49,7 @@ ID_FORM = (
 # "Has something besides whitespace", in the sense of Python's str.strip.
 NOT_BLANK = r"[^\s\x1c-\x1f]"
 
+SHORT_ID_CHARS = 12  # of a fact id, in tables and tool answers: any unique prefix finds it
 MAX_CONTENT_CHARS = 2000  # one fact is one self-contained sentence
 MAX_QUERY_CHARS = 1000  # a recall query; longer text (a whole message) is cut to this
 MAX_SUMMARY_CHARS = 4000  # one profile section

@@ -30,7 +30,13 @@ from recallmem.embedders import default_embeddings
 from recallmem.facts.decay import Decay
 from recallmem.facts.export_format import ImportReport
 from recallmem.facts.listing import select
-from recallmem.facts.validation import check_fact_id, check_fact_ids, optional_key, require_user
+from recallmem.facts.validation import (
+    check_fact_id,
+    check_fact_ids,
+    optional_key,
+    optional_text,
+    require_user,
+)
 from recallmem.lifecycle.consolidation import ConsolidationReport
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.operations.extracting import Extracting, configured_model
@@ -73,7 +79,7 @@ class Memory:
         model: BaseChatModel | None = None,
     ) -> None:
         self.config = config = config or MemoryConfig()
-        self.embeddings = embeddings or default_embeddings(config.embedder)
+        self.embeddings = embeddings or default_embeddings(config)
         self.model = configured_model(model, config)
         self.weights = Weights(half_life_days=config.recency_half_life_days)
         self.repository = repository = FactRepository.open(config, self.embeddings)
@@ -131,6 +137,13 @@ class Memory:
     def count(self) -> int:
         """How many facts the store holds, all users together."""
         return self.repository.count()
+
+    def users(self, *, text: str | None = None) -> builtins.list[str]:
+        """Ids of the users with facts stored, sorted; ``text`` keeps those containing it
+        (case-insensitive). A scan of the id directory: for admin views, not hot paths."""
+        needle = optional_text(text, "text")
+        found = self.repository.users()
+        return [u for u in found if needle.casefold() in u.casefold()] if needle else found
 
     # writing -----------------------------------------------------------------
 

@@ -103,8 +103,14 @@ TOOL_RESPONSES: dict[str, set[str]] = {
     "recall_hit": {"n", "category", "content", "avoid"},
     "recall_avoid": {"mistake"},
     "recall_empty": {"query"},
+    "fact_id": {"id"},
     "remembered": {"content", "category"},
     "confirmed": {"content", "category"},
+    "forgotten": {"content", "category"},
+    "already_forgotten": {"content", "category"},
+    "list_header": set(),
+    "list_more": {"offset"},
+    "list_empty": set(),
     "error": {"problem", "next_step"},
     "invalid_arguments": {"problems"},
     "next_step_fix": set(),
@@ -129,6 +135,12 @@ class ToolResponses(BaseModel):
     recall_empty: str = Field(description="A recall without hits.")
     remembered: str = Field(description="A new fact was stored.")
     confirmed: str = Field(description="The fact was already stored and is confirmed again.")
+    fact_id: str = Field(description="A fact's id after its line, where a tool can act on it.")
+    forgotten: str = Field(description="A fact was forgotten (MCP).")
+    already_forgotten: str = Field(description="The fact had been forgotten already (MCP).")
+    list_header: str = Field(description="First line of a listing (MCP).")
+    list_more: str = Field(description="After a full page of a listing: where the next starts.")
+    list_empty: str = Field(description="A listing with nothing in it (MCP).")
     error: str = Field(description="A failed call: what happened and what to do next.")
     invalid_arguments: str = Field(description="Arguments the tool schema refused.")
     next_step_fix: str = Field(description="{next_step} when the arguments were at fault.")

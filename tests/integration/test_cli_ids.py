@@ -39,6 +39,12 @@ def test_forget_takes_the_printed_prefix_without_user(home: Path) -> None:
     assert (code, out) == (0, "forgot 1 fact(s)\n")
     _, out = run(home, "list", "--user", "ada", "--status", "deleted")
     assert fact_id[:12] in out
+    # Forgetting it again changes nothing, and says so (it said "forgot 1 fact(s)").
+    assert run(home, "forget", fact_id[:12]) == (
+        0,
+        f"fact {fact_id[:12]} was already forgotten; nothing changed (--purge erases it)\n",
+    )
+    assert run(home, "forget", fact_id[:12], "--purge") == (0, "purged 1 fact(s)\n")
 
 
 def test_an_ambiguous_prefix_lists_the_candidates_and_changes_nothing(

@@ -84,3 +84,28 @@ def test_a_snippet_needing_a_key_fails_only_for_the_key(
     namespace["memory"].close()  # type: ignore[attr-defined]
     assert _refused(failed.value), repr(failed.value)
     pytest.skip(f"needs a real model: set {snippet.needs} and RECALLMEM_LLM_MODEL")
+
+
+def test_the_quickstart_runs_while_the_service_owns_the_default_home(tmp_path: Path) -> None:
+    # The README's first command runs `recallmem serve` on the default home; the
+    # Quickstart, run next, must not need that home (it failed with StoreLockedError).
+    import os
+    import subprocess
+    import sys
+
+    home = Path(os.environ["RECALLMEM_HOME"])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from recallmem.store.lock import acquire; "
+         f"acquire(__import__('pathlib').Path({str(home)!r})); print('held', flush=True); "
+         "sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        quickstart = snippets()[0]
+        assert "Memory(" in quickstart.code and "FakeChatModel" in quickstart.code
+        namespace: dict[str, object] = {"__name__": "readme"}
+        exec(compile(quickstart.code, f"README.md:{quickstart.line}", "exec"), namespace)
+        namespace["memory"].close()  # type: ignore[attr-defined]
+    finally:
+        holder.communicate("", timeout=30)

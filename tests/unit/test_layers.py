@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         [
             "recallmem.embedders",
+            "recallmem.endpoints",
             "recallmem.facts",
             "recallmem.secrets",
             "recallmem.signals",

@@ -57,7 +57,7 @@ def _render_memory_block() -> None:
 
 def _tools() -> None:
     texts = load_tool_texts()
-    assert set(texts.tools) == {"recall", "remember"}
+    assert set(texts.tools) == {"recall", "remember", "forget", "list"}
     fact = Fact(content="Prefers reports in Chinese", category="preference", user_id="u")
     hit = ScoredFact(fact=fact, score=0.9, parts=ScoreParts())
     assert "report language" in format_hits([], "report language", texts)

@@ -35,12 +35,18 @@ from pydantic.fields import FieldInfo
 from recallmem.agent.scope import resolve_scope
 from recallmem.embedders import recall_floor
 from recallmem.errors import MissingScopeError, RecallmemError
-from recallmem.limits import MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
+from recallmem.limits import (
+    MAX_KEYWORDS,
+    MAX_QUERY_CHARS,
+    MAX_TOOL_CONTENT_CHARS,
+    MAX_TOOL_K,
+    SHORT_ID_CHARS,
+)
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.secrets.detector import redact
 from recallmem.text.quoting import quote_text
-from recallmem.types import Category, ScoredFact
+from recallmem.types import Category, Fact, ScoredFact
 
 
 class RecallInput(BaseModel):
@@ -64,7 +70,7 @@ class RememberInput(BaseModel):
     keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
 
 
-def _described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel]:
+def described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel]:
     """The schema with each argument's description taken from the prompt file."""
     fields = {
         name: (field.annotation, FieldInfo.merge_field_infos(field, description=texts.get(name)))
@@ -73,40 +79,62 @@ def _described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel
     return create_model(schema.__name__, __base__=schema, **fields)  # type: ignore[call-overload,no-any-return]
 
 
-def format_hits(hits: Sequence[ScoredFact], query: str, texts: ToolTexts) -> str:
-    """The text the model reads for a recall, worded by ``texts.responses``."""
+def format_hits(
+    hits: Sequence[ScoredFact], query: str, texts: ToolTexts, *, ids: bool = False
+) -> str:
+    """The text the model reads for a recall, worded by ``texts.responses``; with
+    ``ids``, each line ends with its fact's id (where a tool can forget it)."""
     said = texts.responses
     if not hits:
         return said.recall_empty.format(query=quote_text(query, in_quotes=True))
     lines = [said.recall_header]
-    for n, hit in enumerate(hits, 1):
-        fact = hit.fact
-        mistake = fact.source_error
-        avoid = said.recall_avoid.format(mistake=quote_text(mistake)) if mistake else ""
-        content = quote_text(fact.content)
-        lines.append(
-            said.recall_hit.format(n=n, category=fact.category.value, content=content, avoid=avoid)
-        )
+    lines += [fact_line(n, hit.fact, texts, ids=ids) for n, hit in enumerate(hits, 1)]
     return "\n".join(lines)
 
 
+def fact_line(n: int, fact: Fact, texts: ToolTexts, *, ids: bool = False) -> str:
+    """One numbered fact as a tool shows it: category, quoted content, the mistake a
+    correction replaced, and with ``ids`` its id (the 12 characters tables show)."""
+    said = texts.responses
+    mistake = fact.source_error
+    avoid = said.recall_avoid.format(mistake=quote_text(mistake)) if mistake else ""
+    line = said.recall_hit.format(
+        n=n, category=fact.category.value, content=quote_text(fact.content), avoid=avoid
+    )
+    return line + (said.fact_id.format(id=fact.id[:SHORT_ID_CHARS]) if ids else "")
+
+
+def invalid_arguments(error: ValidationError, texts: ToolTexts) -> str:
+    """What the model reads when the tool schema refused its arguments."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
+    # The locations name the model's own argument keys: model-written text.
+    return texts.responses.invalid_arguments.format(problems=quote_text(problems))
+
+
 def _validation_error(texts: ToolTexts) -> Callable[[ValidationError], str]:
-    def explain(error: ValidationError) -> str:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-            for e in error.errors()
-        )
-        # The locations name the model's own argument keys: model-written text.
-        return texts.responses.invalid_arguments.format(problems=quote_text(problems))
-
-    return explain
+    return lambda error: invalid_arguments(error, texts)
 
 
-def _tool_error(exc: RecallmemError, texts: ToolTexts) -> ToolException:
+def tool_error_text(exc: RecallmemError, texts: ToolTexts) -> str:
+    """What the model reads when a memory call failed: the problem, and what to do."""
     said = texts.responses
     unconfigured = isinstance(exc, MissingScopeError)
     step = said.next_step_unconfigured if unconfigured else said.next_step_fix
-    return ToolException(said.error.format(problem=quote_text(str(exc)), next_step=step))
+    return said.error.format(problem=quote_text(str(exc)), next_step=step)
+
+
+def _tool_error(exc: RecallmemError, texts: ToolTexts) -> ToolException:
+    return ToolException(tool_error_text(exc, texts))
+
+
+def remembered_text(fact: Fact, sent: str, texts: ToolTexts) -> str:
+    """What ``remember`` answers: saved, or already stored and confirmed (``sent``: the
+    content the model gave; under secrets="redact" the stored text is the redacted one)."""
+    new = fact.content in (sent, redact(sent))
+    said = texts.responses.remembered if new else texts.responses.confirmed
+    return said.format(content=quote_text(fact.content), category=fact.category.value)
 
 
 class MemoryToolkit(BaseToolkit):
@@ -156,7 +184,7 @@ class MemoryToolkit(BaseToolkit):
             func=recall,
             name="recall",
             description=texts.tools["recall"].description,
-            args_schema=_described(RecallInput, texts.tools["recall"].args),
+            args_schema=described(RecallInput, texts.tools["recall"].args),
             response_format="content_and_artifact",
             handle_tool_error=True,
             handle_validation_error=_validation_error(texts),
@@ -164,13 +192,6 @@ class MemoryToolkit(BaseToolkit):
 
     def _remember_tool(self, texts: ToolTexts) -> StructuredTool:
         memory = self.memory
-
-        def stored_text(fact_content: str, new_content: str, category: Category) -> str:
-            # Under secrets="redact" the stored text is the redacted one.
-            new = fact_content in (new_content, redact(new_content))
-            content = quote_text(fact_content)
-            said = texts.responses.remembered if new else texts.responses.confirmed
-            return said.format(content=content, category=category.value)
 
         def remember(
             content: str,
@@ -188,13 +209,13 @@ class MemoryToolkit(BaseToolkit):
                                        keywords=keywords or ())  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
-            return stored_text(fact.content, content.strip(), category)
+            return remembered_text(fact, content.strip(), texts)
 
         return StructuredTool.from_function(
             func=remember,
             name="remember",
             description=texts.tools["remember"].description,
-            args_schema=_described(RememberInput, texts.tools["remember"].args),
+            args_schema=described(RememberInput, texts.tools["remember"].args),
             handle_tool_error=True,
             handle_validation_error=_validation_error(texts),
         )

@@ -10,7 +10,9 @@
     recallmem pending | dead-letters | retry LETTER_ID
     recallmem eval-extract [--model NAME] [--prompt-dir DIR] [--replay]
     recallmem serve --host 127.0.0.1 --port 8765
+    recallmem mcp --user ada [--agent A]   (an MCP server on stdio, for one user)
     recallmem migrate [--chroma-url URL]   (a store of the older layout, once)
+    recallmem reembed [--embedder NAME]    (after changing RECALLMEM_EMBEDDER; resumable)
 
 While ``recallmem serve`` owns the home, commands are not run on it (embedded Chroma
 belongs to one process): the CLI prints the ``curl`` that asks the service instead.
@@ -32,8 +34,10 @@ from recallmem.cli.commands import (
     copy_commands,
     facts_commands,
     maintain_commands,
+    mcp_command,
     migrate_command,
     queue_commands,
+    reembed_command,
     serve_command,
 )
 from recallmem.cli.common import Handler
@@ -47,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recallmem", description="Long-term memory for agents.")
     parser.add_argument("--home", help="data directory (default: $RECALLMEM_HOME)")
     sub = parser.add_subparsers(dest="command", required=True)
-    groups = (facts_commands, copy_commands, queue_commands, maintain_commands, serve_command)
-    for group in (*groups, migrate_command):
+    groups = (facts_commands, copy_commands, queue_commands, maintain_commands, serve_command,
+              mcp_command)  # fmt: skip
+    for group in (*groups, migrate_command, reembed_command):
         group.register(sub)
     return parser
 

@@ -70,6 +70,9 @@ def busy_message(args: argparse.Namespace, holder: Any) -> str | None:
         return None
     curl = curl_for(args, serve_url, open_access=bool(getattr(holder, "open_access", True)))
     how = f"run instead:\n  {curl}" if curl else f"see {serve_url}/docs for the API"
+    if args.command == "mcp":
+        user = quote(args.user, safe="")
+        how = f"point the MCP client at {serve_url}/v1/users/{user}/mcp instead (docs/mcp.md)"
     return (
         f"a recallmem service (pid {holder.pid}) owns this memory and serves it at "
         f"{serve_url}; the CLI does not open a home another process owns. Ask the service: " + how

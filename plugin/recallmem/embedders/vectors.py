@@ -9,17 +9,18 @@ from __future__ import annotations
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from recallmem.config import MemoryConfig
 from recallmem.embedders.registry import load_embedder
 from recallmem.embedders.use import UniversalSentenceEncoder
 
 
-def default_embeddings(name: str) -> Embeddings:
-    """The embedder registered as ``name`` (``MemoryConfig.embedder``; see ``registry``).
+def default_embeddings(config: MemoryConfig) -> Embeddings:
+    """The embedder ``config.embedder`` names, set up from ``config`` (see ``registry``).
 
-    >>> type(default_embeddings("use")).__name__
+    >>> type(default_embeddings(MemoryConfig(embedder="use"))).__name__
     'UniversalSentenceEncoder'
     """
-    return load_embedder(name)
+    return load_embedder(config.embedder, config)
 
 
 def embedder_name(embeddings: Embeddings) -> str:

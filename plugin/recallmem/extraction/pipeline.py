@@ -34,6 +34,7 @@ from datetime import tzinfo
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.config import MemoryConfig
+from recallmem.endpoints.failures import chat_endpoint
 from recallmem.errors import ModelNotConfiguredError, QueueUnavailableError, StoreError
 from recallmem.extraction.backlog import Backlog
 from recallmem.extraction.chain import create_extractor
@@ -89,6 +90,7 @@ class ExtractionPipeline:
                 rules=Rules.load(self.config.prompt_dir),
                 signals=signals,
                 max_related=max_related,
+                endpoint=chat_endpoint(model),
             )
         self.runner = Runner(self.queue, facts, planner, self.reports)
         self._worker = Worker(lambda: bool(self.run_due()), self.backlog.seconds_until_due)

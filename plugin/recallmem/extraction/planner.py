@@ -11,6 +11,7 @@ from datetime import datetime
 
 from langchain_core.runnables import Runnable
 
+from recallmem.endpoints.failures import Endpoint, described
 from recallmem.extraction.chain import prepare
 from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
@@ -40,8 +41,10 @@ class Planner:
         rules: Rules,
         signals: Signals,
         max_related: int = MAX_RELATED,
+        endpoint: Endpoint | None = None,
     ) -> None:
         self.facts, self.extractor, self.extractor_name = facts, extractor, extractor_name
+        self.endpoint = endpoint  # the model's, named when a call to it fails
         self.prompt, self.policy, self.rules, self.signals = prompt, policy, rules, signals
         self.max_related = max_related
 
@@ -76,7 +79,13 @@ class Planner:
             today=window.said,  # the day it was said, where the user is, not the day run
             signals=self.signals,
         )
-        result = self.extractor.invoke(prepared.inputs)
+        try:
+            result = self.extractor.invoke(prepared.inputs)
+        except Exception as exc:
+            failure = described(exc, self.endpoint)  # which endpoint and model, what to check
+            if failure is exc:
+                raise
+            raise failure from exc
         texts = [c.content for c in result.facts]
         neighbours = self.facts.nearest(
             texts, user_id=scope.user_id, agent_id=scope.agent_id, k=5

@@ -299,7 +299,7 @@ class FactRepository:
 
     def forget(self, user_id: str, *, fact_id: str | None, thread_id: str | None,
                agent_id: str | None, purge: bool) -> int:  # fmt: skip
-        """Soft-delete or erase one fact or a scope of the user's; returns how many
+        """Soft-delete or erase one fact or a scope of the user's; returns how many changed
         (erasing the whole user never reads the user's collection, which may be broken)."""
         if purge and fact_id is None and thread_id is None and agent_id is None:
             return self._erase_user(user_id)
@@ -309,13 +309,13 @@ class FactRepository:
                      and (agent_id is None or f.agent_id == agent_id)]  # fmt: skip
             if purge:
                 self._purge(index, facts)
-            else:
-                now = utcnow()
-                gone = [f for f in facts if f.status is not Status.DELETED]
-                deleted = [f.model_copy(update={"status": Status.DELETED, "updated_at": now})
-                           for f in gone]  # fmt: skip
-                self._save(index, deleted)
-            return len(facts)
+                return len(facts)
+            now = utcnow()
+            gone = [f for f in facts if f.status is not Status.DELETED]
+            deleted = [f.model_copy(update={"status": Status.DELETED, "updated_at": now})
+                       for f in gone]  # fmt: skip
+            self._save(index, deleted)
+            return len(gone)  # a fact forgotten already is not forgotten again
 
     def revise(self, user_id: str, change: Revise, *, scrub: bool = True) -> Revised:
         """Under the user's lock, write the records and purge the ids ``change`` returns for

@@ -35,14 +35,17 @@ from recallmem.server.routes import (
     queue_routes,
     readiness_routes,
     search_routes,
+    users_routes,
 )
+from recallmem.server.routes.mcp_routes import McpEndpoint, mcp_route
 from recallmem.server.schemas import ExportDocument
 from recallmem.server.settings import ServerSettings, load_settings
 from recallmem.server.state import ServiceState
 
 DESCRIPTION = """\
 Long-term memory of LangChain agents, per user: facts, recall, profiles, export and
-import, the extraction queue, and memory-enabled chat over server-sent events.
+import, the extraction queue, and memory-enabled chat over server-sent events. MCP
+clients connect to `/v1/users/{user_id}/mcp` (streamable HTTP; docs/mcp.md).
 
 Authenticate with `Authorization: Bearer <token>`. A user's token acts for its own
 user only (write `me` or its user id in paths); an admin token names any user.
@@ -93,12 +96,14 @@ def create_app(
             model configured in ``memory.config`` (none: chat answers a clear error).
     """
     settings = settings or load_settings()
+    mcp = McpEndpoint(memory)
     app = FastAPI(
         title="recallmem",
         version=health_routes.service_version(),
         description=DESCRIPTION,
         docs_url=None,  # served by routes.page_routes from local files
         redoc_url=None,
+        lifespan=lambda _: mcp.running(),
     )
     app.state.service = ServiceState(memory=memory, settings=settings, model=model)
     install(app)
@@ -114,10 +119,12 @@ def create_app(
         readiness_routes,
         chat_routes,
         copy_routes,
+        users_routes,
     )
     for module in routes:
         app.include_router(module.router, dependencies=strict)
     app.include_router(page_routes.router)
+    app.router.routes.append(mcp_route(mcp))  # MCP over streamable HTTP (not in the schema)
     app.add_middleware(Admission, settings=settings)
     _published_schema(app)
     return app

@@ -1,7 +1,9 @@
 """Recall latency and hit rate as this process served them, per user and in total.
 
 Searches through the API are timed here; the chat agent's retrievals (injection, cue,
-hedge and tool recalls) count toward the hit rate.
+hedge and tool recalls) count toward the hit rate. A recall has a hit when something
+reached the model: a fact at or above the recall floor (an API search's hits below it
+would have been left out), or a memory block or recall note that was injected.
 
 Samples are kept in bounded windows (the latest recalls of the latest users), so the
 figures describe recent traffic and memory use stays flat however long the service runs.

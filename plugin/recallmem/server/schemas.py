@@ -159,6 +159,10 @@ class SearchResult(BaseModel):
     query: str
     hits: list[ScoredFact]
     took_ms: float
+    floor: float = Field(
+        description="The recall floor: hits scoring below it stay out of the memory block "
+        "and the recall tool (the configured recall_floor, else the embedder's)"
+    )
 
 
 class ExplainRequest(_Body):
@@ -197,7 +201,19 @@ class SectionIn(_Body):
 
 
 class ProfileIn(_Body):
-    """A whole profile; sections left out become empty."""
+    """A whole profile; sections left out become empty. Each section is an object whose
+    text is ``summary``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "work_context": {"summary": "Front-end team, React and TypeScript"},
+                    "top_of_mind": {"summary": "Vue migration due in March"},
+                }
+            ]
+        }
+    )
 
     work_context: SectionIn = SectionIn()
     personal_context: SectionIn = SectionIn()

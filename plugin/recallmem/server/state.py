@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from langchain_core.language_models import BaseChatModel
 
+from recallmem.endpoints.status import EndpointStatus, chat_model_status
 from recallmem.memory import Memory
 from recallmem.server.body_limits import BodySlots
 from recallmem.server.metrics import RecallMetrics
@@ -30,9 +31,12 @@ class ServiceState:
     retrievals: RetrievalLog = field(default_factory=RetrievalLog)
     agent: Any = None  # the chat agent, built on first use (see .chat_agent)
     large_bodies: BodySlots = field(init=False)
+    # the chat model's endpoint as last seen (None: no OpenAI-compatible model configured)
+    model_status: EndpointStatus | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.large_bodies = BodySlots(self.settings.max_concurrent_imports)
+        self.model_status = chat_model_status(self.model or self.memory.model)
 
 
 def state_of(request: Request) -> ServiceState:

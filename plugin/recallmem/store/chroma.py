@@ -31,7 +31,7 @@ from recallmem.store.failures import (
     disk_full_message,
     store_errors,
 )
-from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
+from recallmem.store.layout import REEMBEDDING_KEY, SCOPES_SUFFIX, Collections, user_collection
 from recallmem.store.lock import HomeLock
 from recallmem.store.migration import legacy_metadata
 from recallmem.store.revisions import Revisions
@@ -68,14 +68,13 @@ class FactStore:
         self,
         client: Any,
         prefix: str,
-        embedder: str,
+        embedder: str | None,
         dimension: int | None = None,
         *,
         path: Path | None = None,
         lock: HomeLock | None = None,
         read_page: int = _READ_PAGE,
     ) -> None:
-        self.embedder = embedder
         self.read_page = read_page
         self._prefix = prefix
         self.path = path
@@ -88,7 +87,7 @@ class FactStore:
         self.disk_full = False  # a call found the disk full (refuse_if_full)
         # Without a declared dimension, the store's recorded one is used, or the first
         # write records it: opening never embeds anything (an API call for most embedders).
-        metadata: dict[str, Any] = {"embedding_model": embedder}
+        metadata: dict[str, Any] = {"embedding_model": embedder} if embedder else {}
         if dimension is not None:
             metadata["embedding_dim"] = dimension
         with self._errors("open the recallmem collections"):
@@ -99,8 +98,16 @@ class FactStore:
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
         recorded = self.collections.directory.metadata or {}
-        if recorded.get("embedding_model") != embedder:
-            self._mismatch(recorded, embedder, dimension)
+        if embedder is not None:  # None: as recorded, the one open a re-embedding makes
+            if REEMBEDDING_KEY in recorded:
+                raise EmbeddingMismatchError(
+                    f"the store '{prefix}' is being re-embedded for "
+                    f"{recorded[REEMBEDDING_KEY]!r} and cannot be used until that finishes: "
+                    "run `recallmem reembed` again with that embedder (it resumes)"
+                )
+            if recorded.get("embedding_model") != embedder:
+                self._mismatch(recorded, embedder, dimension)
+        self.embedder = embedder or str(recorded.get("embedding_model"))
         self.dimension: int | None = recorded.get("embedding_dim")
         if dimension is not None:
             self.check_dimension(dimension)
@@ -132,9 +139,10 @@ class FactStore:
             f"the store '{self._prefix}' was built with embeddings {model!r} "
             f"({dim} dimensions) but this Memory uses {embedder!r} "
             f"({dimension or 'undeclared'} dimensions); its vectors would be garbage. Open it "
-            "with the embeddings it was built with, or move the memory: `recallmem export` "
-            "with the old embeddings, then `recallmem import` into a new home or "
-            "collection prefix with the new ones (import re-embeds every fact)."
+            "with the embeddings it was built with, or re-embed it for the new ones: "
+            "`recallmem reembed` (with RECALLMEM_EMBEDDER and its settings as this Memory "
+            "has them; in code, recallmem.store.reembedding.reembed_store). Every fact is "
+            "kept and nothing is extracted again; an interrupted run resumes."
         )
 
     def check_dimension(self, dimension: int) -> None:

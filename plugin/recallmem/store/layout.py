@@ -31,6 +31,9 @@ DIRECTORY_SUFFIX = "_ids"
 SCOPES_SUFFIX = "_scopes"  # revisions and profiles (store/revisions.py, store/chroma.py)
 LEGACY_FACTS_SUFFIX = "_facts"  # the single collection of every user's facts (layout 1)
 LAYOUT_VERSION = 2
+# Set in the directory's metadata while the store is re-embedded (store/reembedding.py):
+# the embedder it goes to. Only the re-embedding opens a store so marked.
+REEMBEDDING_KEY = "reembedding_to"
 _DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only
 DIRECTORY_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 _HANDLES = 1024  # collection handles kept per process (a few hundred bytes each)

@@ -26,14 +26,15 @@ from recallmem.store.unapplied import report_unapplied
 
 def open_store(
     config: MemoryConfig,
-    embedder: str,
+    embedder: str | None,
     dimension: int | None,
     *,
     migrate_now: bool | None = None,
     progress: Progress | None = None,
 ) -> FactStore:
     """The fact store ``config`` names; an embedded one is first locked to this process
-    (:mod:`recallmem.store.lock`), and unlocked again if opening fails.
+    (:mod:`recallmem.store.lock`), and unlocked again if opening fails. ``embedder`` is
+    the name the store must have recorded (None: any; only a re-embedding opens so).
 
     A store of the older layout is migrated first (``migrate_now``): by default an
     embedded one (this process holds it alone), while a server's is refused with the

@@ -105,6 +105,8 @@ def test_the_turn_is_queued_for_extraction(seeded: Memory) -> None:
     events = chat(seeded, model, body)
     queued = next(data for name, data in events if data.get("kind") == "queued")
     assert queued["thread_id"] == "garden" and queued["pending"] >= 2
+    # The agent's middleware queued the turn first; the note said "0 new message(s) queued".
+    assert queued["note"].startswith(f"{queued['pending']} message(s) of this thread queued;")
     pending = {p.thread_id: p for p in seeded.pending(user_id="ada")}
     said = [m.content for m in pending["garden"].messages]
     assert "Remember that my ESP32 waters the basil at 7:00" in said

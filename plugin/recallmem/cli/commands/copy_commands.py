@@ -7,6 +7,7 @@ from typing import TextIO
 
 from recallmem.cli.common import Subparsers, open_memory, table
 from recallmem.integrations.lookup import resolve_fact_id
+from recallmem.limits import SHORT_ID_CHARS
 from recallmem.types import Category
 
 
@@ -22,8 +23,8 @@ def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
         ids=ids,
     )
     new = [f for f in facts if f.copied_from is not None and f.confirmations == 0]
-    rows = [[f.id[:12], "copied" if f in new else "confirmed", f.category.value, f.content]
-            for f in facts]  # fmt: skip
+    rows = [[f.id[:SHORT_ID_CHARS], "copied" if f in new else "confirmed", f.category.value,
+             f.content] for f in facts]  # fmt: skip
     if rows:
         out.write(table(rows, ["id", "outcome", "category", "content"]))
     out.write(f"copied {len(new)} new fact(s), confirmed {len(facts) - len(new)} existing\n")

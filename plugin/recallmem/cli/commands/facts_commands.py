@@ -12,7 +12,7 @@ from typing import TextIO
 from recallmem.cli.common import Subparsers, open_memory, scope_args, table
 from recallmem.errors import InvalidInputError
 from recallmem.integrations.lookup import resolve_fact_id
-from recallmem.limits import DEFAULT_PAGE
+from recallmem.limits import DEFAULT_PAGE, SHORT_ID_CHARS
 from recallmem.text.jsontext import parse_json
 from recallmem.types import Category, Fact, Status
 
@@ -26,7 +26,7 @@ def _shown(fact: Fact) -> str:
 
 def _fact_rows(facts: Sequence[Fact]) -> list[list[str]]:
     return [
-        [f.id[:12], f.category.value, f"{f.confidence:.2f}", f.status.value, _shown(f)]
+        [f.id[:SHORT_ID_CHARS], f.category.value, f"{f.confidence:.2f}", f.status.value, _shown(f)]
         for f in facts
     ]
 
@@ -48,8 +48,8 @@ def cmd_remember(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_recall(args: argparse.Namespace, out: TextIO) -> int:
     hits = open_memory(args).recall(args.query, user_id=args.user, agent_id=args.agent, k=args.k)
     rows = [
-        [f"{h.score:.3f}", f"{h.parts.dense:.2f}", f"{h.parts.lexical:.2f}", h.fact.id[:12],
-         h.fact.category.value, _shown(h.fact)]
+        [f"{h.score:.3f}", f"{h.parts.dense:.2f}", f"{h.parts.lexical:.2f}",
+         h.fact.id[:SHORT_ID_CHARS], h.fact.category.value, _shown(h.fact)]
         for h in hits
     ]  # fmt: skip
     if not rows:
@@ -98,7 +98,11 @@ def cmd_forget(args: argparse.Namespace, out: TextIO) -> int:
     count = memory.forget(
         fact_id, user_id=args.user, thread_id=args.thread, agent_id=args.agent, purge=args.purge
     )
-    out.write(f"{'purged' if args.purge else 'forgot'} {count} fact(s)\n")
+    if fact_id is not None and count == 0:  # a soft forget of a fact forgotten before
+        out.write(f"fact {fact_id[:SHORT_ID_CHARS]} was already forgotten; nothing changed "
+                  "(--purge erases it)\n")  # fmt: skip
+    else:
+        out.write(f"{'purged' if args.purge else 'forgot'} {count} fact(s)\n")
     return 0
 
 

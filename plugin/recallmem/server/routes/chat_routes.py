@@ -26,6 +26,9 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
+from recallmem.endpoints.failures import described
+from recallmem.errors import ModelUnreachableError
+from recallmem.extraction.intake import WAITING_FOR_MODEL
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
@@ -80,12 +83,19 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
     except Exception:
         log.exception("recallmem: could not queue chat turn of thread %s", turn.thread_id)
         return None
+    # The agent's middleware queues the turn first, so this call mostly finds its messages
+    # queued already (observation.queued, its new ones, is then 0): say what waits.
+    waiting = f"{observation.pending} message(s) of this thread"
+    if observation.waiting_for_model:
+        note = f"{waiting} {WAITING_FOR_MODEL}"
+    else:
+        note = f"the turn is queued: {waiting} wait for extraction"
     return {
         "kind": "queued",
         "thread_id": turn.thread_id,
         "pending": observation.pending,
         "waiting_for_model": observation.waiting_for_model,
-        "note": observation.note,
+        "note": note,
     }
 
 
@@ -95,6 +105,8 @@ def _count_retrieval(state: ServiceState, turn: ChatTurn, event: str, data: dict
     if event == "memory" and data.get("kind") in ("recall", "injection"):
         hits = data.get("hits")
         found = len(hits) if isinstance(hits, list) else int(hits or 0)
+        if data.get("injected") is False:  # retrieved, but nothing of it reached the model
+            found = 0
         state.recalls.record(turn.user_id, seconds=None, hits=found)
         asked = turn.messages[-1]
         state.retrievals.record(turn.user_id, thread_id=turn.thread_id, turn_id=asked.id or "",
@@ -120,9 +132,20 @@ async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
             _count_retrieval(state, turn, event, data)
             yield sse(event, data)
         finished = True
+        if state.model_status is not None:
+            state.model_status.record_ok()
     except Exception as exc:
-        log.exception("recallmem: chat agent failed in thread %s", turn.thread_id)
-        problem = Problem(status=502, title="Chat failed", detail=f"{type(exc).__name__}: {exc}")
+        status = state.model_status
+        failure = described(exc, status.endpoint if status is not None else None)
+        if isinstance(failure, ModelUnreachableError):
+            detail, title = str(failure), "Chat model unreachable"
+            if status is not None:
+                status.record_failure(detail)
+        else:
+            detail, title = f"{type(exc).__name__}: {exc}", "Chat failed"
+        # One line per failed turn: the endpoint and what to check, not a traceback.
+        log.warning("recallmem: chat turn in thread %s failed: %s", turn.thread_id, detail)
+        problem = Problem(status=502, title=title, detail=detail)
         yield sse("error", problem.model_dump(exclude_none=True))
     finally:
         # A disconnect cancels this generator; the turn is queued regardless.

@@ -1,7 +1,8 @@
 """``/v1/users/{user_id}/facts``: list, read, write, edit, pin and forget one user's facts.
 
 Every call goes through the user resolved from the token (:mod:`.auth`); a fact id of
-another user is answered exactly like an id that does not exist.
+another user is answered exactly like an id that does not exist. A fact id in a path may
+be any prefix unique among the user's facts, as on the command line.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Path, Query, Response, status
 
 from recallmem.errors import FactNotFoundError
+from recallmem.integrations.lookup import resolve_fact_id
 from recallmem.limits import DEFAULT_PAGE, MAX_ID_CHARS, MAX_OFFSET, SCOPE_ID_PATTERN
 from recallmem.memory import Memory
 from recallmem.server.admission import AdmittedRoute
@@ -39,7 +41,25 @@ router = APIRouter(
     route_class=AdmittedRoute,
 )
 
-FactId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
+
+def resolved_fact_id(
+    user: UserId,
+    memory: MemoryDep,
+    fact_id: Annotated[
+        str,
+        Path(
+            min_length=1,
+            max_length=MAX_ID_CHARS,
+            description="The fact's id, or any prefix of it unique among the user's facts "
+            "(the CLI's rule: the 12 characters tables show are enough)",
+        ),
+    ],
+) -> str:
+    """The whole id of the user's fact that ``fact_id`` names (400 when it is ambiguous)."""
+    return resolve_fact_id(memory, fact_id, user_id=user)
+
+
+FactId = Annotated[str, Depends(resolved_fact_id)]
 ScopeFilter = Annotated[str | None, Query(pattern=SCOPE_ID_PATTERN)]
 StatusFilter = Literal["active", "superseded", "done", "deleted", "faded", "expired", "all"]
 _MAX_LINEAGE = 50  # a supersede chain longer than this is cut, never followed forever

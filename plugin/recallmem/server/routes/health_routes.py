@@ -53,10 +53,15 @@ def check_store(memory: Memory) -> None:
 @router.get("/v1/health", response_model=Health, summary="Liveness")
 async def health(state: State) -> Health:
     """``ok`` when the store reads; ``degraded`` (with ``problems``) when the extraction
-    queue fails while facts still work; 503 when the store cannot be read. Also says
-    which store and auth mode are in use."""
+    queue fails or the chat model's endpoint was last seen failing, while facts still
+    work; 503 when the store cannot be read. Also says which store and auth mode are in
+    use."""
     await asyncio.to_thread(check_store, state.memory)
     problems = await asyncio.to_thread(queue_problems, state.memory)
+    if state.model_status is not None:
+        seen = await asyncio.to_thread(state.model_status.current)
+        if seen.reachable is False and seen.problem:
+            problems.append(seen.problem)
     return Health(
         status="degraded" if problems else "ok",
         problems=problems,

@@ -7,7 +7,9 @@
   holds what it must (an embedded store: this process owns the home's lock; a Chroma
   server: no lock, the server serialises writers). ``503`` with the same body when
   not, so a load balancer takes the worker out until it is. A failing extraction queue
-  is reported but does not make a worker unready: facts and recall still work.
+  or an unreachable chat model is reported but does not make a worker unready: facts and
+  recall still work. The model's state comes from the last chat turn, or from listing the
+  endpoint's models at most once a minute: a probe never calls the model.
 
 Neither needs a token or tells anything about a user.
 """
@@ -27,7 +29,7 @@ from recallmem.errors import RecallmemError
 from recallmem.memory import Memory
 from recallmem.server.problems import PROBLEM_RESPONSES
 from recallmem.server.routes.health_routes import check_store, queue_problems
-from recallmem.server.state import State
+from recallmem.server.state import ServiceState, State
 from recallmem.store.lock import read_holder
 
 router = APIRouter(tags=["service"], responses=PROBLEM_RESPONSES)
@@ -63,6 +65,29 @@ class LockCheck(BaseModel):
     holder_pid: int | None = Field(default=None, description="The pid the lock file names")
 
 
+class ModelCheck(BaseModel):
+    """The chat model's endpoint as this worker last saw it: by a chat turn, or by listing
+    the endpoint's models at most once a minute (a probe never calls the model)."""
+
+    base_url: str = Field(description="Where calls go")
+    model: str
+    reachable: bool | None = Field(description="None until first seen")
+    problem: str | None = Field(default=None, description="What failed, and what to check")
+    seen_seconds_ago: float | None = None
+    seen_by: Literal["call", "check"] | None = None
+
+
+def model_check(state: ServiceState) -> ModelCheck | None:
+    """The chat model endpoint's state (None: no OpenAI-compatible model configured);
+    blocks for at most one check's timeout when the state is stale."""
+    if state.model_status is None:
+        return None
+    seen = state.model_status.current()
+    return ModelCheck(base_url=seen.endpoint.where, model=seen.endpoint.model,
+                      reachable=seen.reachable, problem=seen.problem,
+                      seen_seconds_ago=seen.seen_seconds_ago, seen_by=seen.seen_by)  # fmt: skip
+
+
 class WorkerState(BaseModel):
     """This worker among its siblings."""
 
@@ -81,6 +106,11 @@ class Readiness(BaseModel):
     worker: WorkerState
     queue_problems: list[str] = Field(
         default_factory=list, description="Extraction queue failures (not a reason for 503)"
+    )
+    model: ModelCheck | None = Field(
+        default=None,
+        description="The chat model's endpoint (not a reason for 503: memory works without "
+        "it; turns stay queued); null when none is configured",
     )
 
 
@@ -120,6 +150,7 @@ async def ready(state: State) -> JSONResponse:
         queue_problems=await asyncio.to_thread(queue_problems, state.memory)
         if store.reachable
         else [],
+        model=await asyncio.to_thread(model_check, state),
     )
     return JSONResponse(report.model_dump(mode="json"), status_code=503 if problems else 200)
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from recallmem.embedders import recall_floor
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
@@ -51,8 +52,10 @@ async def search(user: UserId, state: State, body: SearchRequest) -> SearchResul
         include_inactive=body.include_inactive,
     )
     took = time.perf_counter() - started
-    state.recalls.record(user, seconds=took, hits=len(hits))
-    return SearchResult(query=body.query, hits=hits, took_ms=round(took * 1000, 3))
+    floor = recall_floor(state.memory.config.recall_floor, state.memory.embeddings)
+    # The hit rate counts what an agent would have been shown: hits at or above the floor.
+    state.recalls.record(user, seconds=took, hits=sum(h.score >= floor for h in hits))
+    return SearchResult(query=body.query, hits=hits, took_ms=round(took * 1000, 3), floor=floor)
 
 
 def _shortfall(hit: ScoredFact, kth: ScoredFact) -> str:

@@ -2,10 +2,11 @@
 "use strict";
 
 const PAGE = 25;
+const USERS_PAGE = 40;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
 const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
 const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
-const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
+const state = { user: "", agent: "", token: "", offset: 0, usersOffset: 0, selected: null, categories: [] };
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -113,7 +114,7 @@ function factItem(fact) {
       onkeydown: (event) => event.key === "Enter" && guarded(() => showDetail(fact.id)),
     },
     el("span", { className: `badge cat-${fact.category}` }, fact.category),
-    fact.pinned ? el("span", { className: "pin", title: "pinned" }, "📌") : null,
+    fact.pinned ? el("span", { className: "badge pin", title: "pinned: eviction spares it" }, "pinned") : null,
     el("span", { className: "content" }, fact.content),
     el("span", { className: "meta" }, `${fact.status} · ${fact.confidence.toFixed(2)}`),
   );
@@ -288,14 +289,20 @@ function searchBody(extra = {}) {
 async function search(event) {
   event.preventDefault();
   const result = await api("POST", userPath("/search"), searchBody());
-  $("#search-info").textContent = `${result.hits.length} hit(s) in ${result.took_ms.toFixed(1)} ms`;
+  const shown = result.hits.filter((hit) => hit.score >= result.floor).length;
+  $("#search-info").textContent = `${result.hits.length} hit(s) in ${result.took_ms.toFixed(1)} ms; ` +
+    `${shown} at or above the recall floor ${result.floor.toFixed(2)}, which an agent is shown`;
   $("#weights").replaceChildren(...weightsRow(result.hits.length ? result.hits[0].weights : null));
-  $("#hits tbody").replaceChildren(...result.hits.map((hit, n) => el("tr", {},
-    el("td", {}, n + 1), Object.assign(bar(hit.score), { title: sumText(hit) }), ...PARTS.map((p) => part(hit, p)),
-    el("td", {}, hit.fact.category),
-    el("td", {}, el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content),
-      " ", el("button", { type: "button", className: "small", onclick: () => whyNot(hit.fact.id) }, "why")),
-  )));
+  $("#hits tbody").replaceChildren(...result.hits.map((hit, n) => {
+    const below = hit.score < result.floor;
+    return el("tr", below ? { className: "below-floor", title: "below the recall floor: left out of the memory block and the recall tool" } : {},
+      el("td", {}, n + 1), Object.assign(bar(hit.score), { title: sumText(hit) }), ...PARTS.map((p) => part(hit, p)),
+      el("td", {}, hit.fact.category),
+      el("td", {}, below ? el("span", { className: "badge below" }, "below floor") : null, below ? " " : null,
+        el("a", { href: "#", onclick: (e) => { e.preventDefault(); openTab("memory"); guarded(() => showDetail(hit.fact.id)); } }, hit.fact.content),
+        " ", el("button", { type: "button", className: "small", onclick: () => whyNot(hit.fact.id) }, "why")),
+    );
+  }));
 }
 
 // -- why not this one -----------------------------------------------------------------
@@ -335,11 +342,17 @@ async function explain(event) {
 // -- turns ----------------------------------------------------------------------------
 
 function retrievalLine(entry) {
-  const what = entry.kind === "injection" ? "memory block injected" : `recall (${entry.trigger || "?"})`;
-  const bits = [what, `${entry.hits} fact(s)`];
-  if (entry.top_score !== null) bits.push(`top ${entry.top_score.toFixed(3)}`);
-  if (entry.tokens !== null) bits.push(`${entry.tokens} tokens`);
-  if (entry.injected === false) bits.push("nothing reached the model");
+  const injection = entry.kind === "injection";
+  const bits = [];
+  if (injection && entry.injected === false) {
+    bits.push("no memory block: nothing to inject");
+  } else {
+    bits.push(injection ? "memory block injected" : `recall (${entry.trigger || "?"})`);
+    bits.push(injection && !entry.hits ? "profile only, no facts" : `${entry.hits} fact(s)`);
+    if (entry.top_score !== null) bits.push(`top ${entry.top_score.toFixed(3)}`);
+    if (entry.tokens !== null) bits.push(`${entry.tokens} tokens`);
+    if (entry.injected === false) bits.push("nothing reached the model");
+  }
   return el("li", { className: `retrieval ${entry.kind}` },
     el("span", {}, bits.join(" · ")),
     entry.query ? el("span", { className: "meta" }, ` for “${entry.query}”`) : null,
@@ -439,6 +452,33 @@ function changeList(label, items) {
   return items.length ? el("div", { className: `change ${label}` }, el("b", {}, `${label}: `), items.join(" · ")) : null;
 }
 
+// -- users --------------------------------------------------------------------------
+
+// A link to one user's memory (and agent): the page opens on it.
+function userLink(user) {
+  const params = new URLSearchParams({ user });
+  if (state.agent) params.set("agent", state.agent);
+  return `?${params}`;
+}
+
+async function loadUsers() {
+  const params = { text: $("#users-text").value.trim(), limit: USERS_PAGE, offset: state.usersOffset };
+  let page;
+  try {
+    page = await api("GET", `/v1/users${query(params)}`);
+  } catch (error) {
+    $("#users-list").replaceChildren(el("li", { className: "muted" }, `Users cannot be listed: ${error.message}`));
+    return;
+  }
+  $("#users-list").replaceChildren(...page.items.map((user) => el("li", {},
+    el("a", { href: userLink(user), className: user === state.user ? "current" : "",
+      onclick: (event) => { event.preventDefault(); $("#user").value = user; guarded(connect); } }, user))));
+  if (!page.items.length) $("#users-list").append(el("li", { className: "muted" }, params.text ? "No user matches." : "No user has facts stored yet."));
+  $("#users-info").textContent = page.total ? `${page.offset + 1}–${page.offset + page.items.length} of ${page.total}` : "";
+  $("#users-prev").disabled = state.usersOffset === 0;
+  $("#users-next").disabled = page.next_offset === null;
+}
+
 // -- wiring -------------------------------------------------------------------------
 
 const loaders = { memory: loadFacts, retrieval: async () => {}, turns: loadTurns, profile: loadProfile, extraction: loadExtraction };
@@ -499,13 +539,16 @@ async function connect(event) {
     return;
   }
   setOpen(true);
+  history.replaceState(null, "", userLink(user));
   say(`Memory of ${state.user}${state.agent ? ` (agent ${state.agent})` : ""}`);
+  guarded(loadUsers);
   openTab(localStorage.getItem("recallmem.tab") || "memory");
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("#user").value = localStorage.getItem("recallmem.user") || "";
-  $("#agent").value = localStorage.getItem("recallmem.agent") || "";
+  const linked = new URLSearchParams(location.search);  // ?user=ada&agent=writer opens that memory
+  $("#user").value = linked.get("user") ?? localStorage.getItem("recallmem.user") ?? "";
+  $("#agent").value = linked.get("agent") ?? (linked.has("user") ? "" : localStorage.getItem("recallmem.agent") ?? "");
   $("#token").value = sessionStorage.getItem("recallmem.token") || "";
   $("#connect").addEventListener("submit", connect);
   $("#filters").addEventListener("submit", (e) => { e.preventDefault(); state.offset = 0; guarded(loadFacts); });
@@ -516,9 +559,15 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#explain-form").addEventListener("submit", (e) => guarded(() => explain(e)));
   $("#profile-form").addEventListener("submit", (e) => guarded(() => saveProfile(e)));
   document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.addEventListener("click", () => openTab(tab.dataset.tab)));
+  $("#users-form").addEventListener("submit", (e) => { e.preventDefault(); state.usersOffset = 0; guarded(loadUsers); });
+  $("#users-prev").addEventListener("click", () => { state.usersOffset = Math.max(0, state.usersOffset - USERS_PAGE); guarded(loadUsers); });
+  $("#users-next").addEventListener("click", () => { state.usersOffset += USERS_PAGE; guarded(loadUsers); });
   guarded(async () => {
     await loadCategories();
     if ($("#user").value) await connect();
-    else say("Enter a user id (or 'me' with a user's token) and press Open.");
+    else {
+      say("Pick a user below, or enter a user id (or 'me' with a user's token) and press Open.");
+      await loadUsers();
+    }
   });
 });
