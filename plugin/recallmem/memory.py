@@ -308,9 +308,12 @@ class Memory:
         return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
                                        agent_id=agent_id, timezone=timezone)  # fmt: skip
 
-    def flush(self, timeout: float | None = None) -> builtins.list[ExtractionReport]:
-        """Extract every pending window now, waiting at most ``timeout`` seconds."""
-        return self.extraction.flush(timeout)
+    def flush(
+        self, timeout: float | None = None, *, user_id: str | None = None
+    ) -> builtins.list[ExtractionReport]:
+        """Extract every pending window now (with ``user_id``, that user's only), waiting at
+        most ``timeout`` seconds."""
+        return self.extraction.flush(timeout, None if user_id is None else require_user(user_id))
 
     def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
         """Windows waiting for extraction (with their user, thread and messages)."""
