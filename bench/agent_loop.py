@@ -21,10 +21,11 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from recallmem import Fact, Memory
+
 from bench.agent_loop_data import Scenario, load_scenarios
 from bench.agent_loop_run import TurnRow, Variant, run_scenario
 from bench.report import machine_note, markdown_table, save_results, write_section
-from recallmem import Fact, Memory
 
 PAD_TO = 1000  # facts per user in the latency run (issue 22: p95 at 1,000 facts)
 

@@ -23,14 +23,14 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
-
-from bench.agent_loop_data import Scenario, ScenarioFact, Session, Turn
 from recallmem import Fact, Memory, MemoryConfig, MemoryMiddleware
 from recallmem.agent.messages import is_hidden
 from recallmem.testing import FakeChatModel
 from recallmem.text.quoting import quote_text
 from recallmem.text.tokens import get_counter
 from recallmem.types import Source, Status
+
+from bench.agent_loop_data import Scenario, ScenarioFact, Session, Turn
 
 DEBOUNCE = timedelta(seconds=30)  # the product's default quiet time before extraction
 _LINE = re.compile(r"^\[(m\d+)\] user: (.*)$", re.MULTILINE)
