@@ -81,7 +81,7 @@ def _padding(scenarios: Sequence[Scenario]) -> Any:
         others = [f for sid, f in pool if sid != scenario.id]
         room = PAD_TO - len(scenario.facts)
         filler = [
-            Fact(content=f.content, category=f.category, user_id=scenario.user_id, confidence=0.9)
+            Fact(content=f.content, category=f.category, user_id=scenario.user_id, confidence=0.95)
             for f in (others * (room // max(1, len(others)) + 1))[:room]
         ]
         memory.put(filler)

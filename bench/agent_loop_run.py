@@ -45,6 +45,7 @@ class Variant:
     agent_scoped_learning: bool = False
     scope_labels: bool = True  # the scripted extractor labels each fact "user" or "agent"
     middleware: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)  # MemoryConfig fields
 
 
 @dataclass
@@ -130,7 +131,7 @@ def run_scenario(
     """Every turn of the scenario, in time order, with what reached the model."""
     now = [scenario.sessions[0].turns[0].at]
     config = MemoryConfig(home=tempfile.mkdtemp(prefix="agent-loop-"), debounce_seconds=3600,
-                          max_wait_seconds=7200)  # fmt: skip
+                          max_wait_seconds=7200, **variant.config)  # fmt: skip
     extractor = FakeChatModel(responses=[_extractor(scenario, variant)], cycle=True)
     memory = Memory(config, model=extractor)
     try:

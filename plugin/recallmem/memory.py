@@ -182,6 +182,22 @@ class Memory:
             confidence=confidence, pinned=pinned, status=status, reason=reason,
             valid_until=valid_until, keywords=keywords)  # fmt: skip
 
+    def move(self, fact_id: str, *, agent_id: str | None, user_id: str | None = None) -> Fact:
+        """Move a fact between scopes: to the user's shared memory (``agent_id=None``), seen
+        by every agent, or to one agent's own. The move is kept in the fact's history.
+
+        >>> import tempfile
+        >>> from recallmem.testing import HashingEmbeddings
+        >>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+        >>> fact = memory.remember("Writes TypeScript", user_id="ada", category="knowledge",
+        ...                        agent_id="writer")
+        >>> memory.move(fact.id, agent_id=None).agent_id is None
+        True
+        >>> [h.fact.content for h in memory.recall("TypeScript", user_id="ada", agent_id="coder")]
+        ['Writes TypeScript']
+        """
+        return self._writing.move(fact_id, user_id, agent_id)
+
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
                thread_id: str | None = None, agent_id: str | None = None,
                purge: bool = False) -> int:  # fmt: skip
@@ -363,6 +379,7 @@ class Memory:
     alist = async_twin(list)
     aupdate = async_twin(update)
     aforget = async_twin(forget)
+    amove = async_twin(move)
     anearest = async_twin(nearest)
     arevision = async_twin(revision)
     aput = async_twin(put)

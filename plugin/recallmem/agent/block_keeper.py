@@ -21,7 +21,13 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from recallmem.agent.fresh import CatchUp, FreshThreads
-from recallmem.agent.messages import block_message, first_user_message, hidden_message, marker
+from recallmem.agent.messages import (
+    block_message,
+    current_turn,
+    first_user_message,
+    hidden_message,
+    marker,
+)
 from recallmem.agent.scope import Scope
 from recallmem.agent.thread_view import SHOWN
 from recallmem.events import RetrievalEvent
@@ -99,6 +105,7 @@ class BlockKeeper:
     max_tokens: int
     correction_share: float
     core_limit: int
+    core_share: float
     recent_tokens: int
     fresh: FreshThreads
 
@@ -129,7 +136,8 @@ class BlockKeeper:
         block = build_block(
             profile, corrections, [*first, *relevant], today=today, max_tokens=self.max_tokens,
             correction_share=self.correction_share, counter=self.counter, spec=self.spec,
-            due=due, core=core_facts(facts, limit=self.core_limit), agent_profile=agent_profile,
+            due=due, core=core_facts(facts, limit=self.core_limit), core_share=self.core_share,
+            agent_profile=agent_profile,
         )  # fmt: skip
         shown = set(block.shown_ids)
         changes_at = next_change([f for f in facts if f.id in shown], todos, now)
@@ -194,22 +202,23 @@ class BlockKeeper:
         first = first_user_message(messages)
         if first is None:
             return Built([], [])
+        # The thread's first turn; later, a thread whose first block was empty gets one
+        # as soon as memory has something (at its start, before the first message).
+        opening = current_turn(messages)[0] is first
         query = first.text[:MAX_QUERY_CHARS]
-        caught = self.fresh.catch_up(scope, user_zone(scope.timezone))
+        caught = self.fresh.catch_up(scope, user_zone(scope.timezone)) if opening else CatchUp()
         if caught.facts:  # written just now: read again
             active = ActiveFacts(self.memory, scope.user_id)
             revision = self.memory.revision(scope.user_id)
         block, event, changes_at = self.build(
             query, relevant_for(query), scope, today, active, caught.facts
         )
-        added = (
-            [self._message(block, query, revision, today, changes_at)] if not block.empty else []
-        )
+        added = [] if block.empty else [self._message(block, query, revision, today, changes_at)]
         added += self._recent(caught)
         if not added:
-            return Built([], [event], for_current=True)
+            return Built([], [event] if opening else [], for_current=opening)
         return Built([RemoveMessage(id=REMOVE_ALL_MESSAGES), *added, *messages], [event],
-                     for_current=True)  # fmt: skip
+                     for_current=opening)  # fmt: skip
 
     def _recent(self, caught: CatchUp) -> list[BaseMessage]:
         note = render_recent(caught.said, max_tokens=self.recent_tokens, counter=self.counter,

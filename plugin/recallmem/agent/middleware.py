@@ -85,6 +85,7 @@ from recallmem.events import Event, ExtractionEvent, aemit, emit
 from recallmem.extraction.report import ExtractionReport
 from recallmem.limits import (
     DEFAULT_CORE_FACTS,
+    DEFAULT_CORE_SHARE,
     DEFAULT_FRESH_WAIT_SECONDS,
     DEFAULT_RECENT_TOKENS,
     DEFAULT_TURN_K,
@@ -117,6 +118,7 @@ class MemoryMiddleware(AgentMiddleware):
         turn_k: at most this many facts in a turn's note (0: no turn notes).
         turn_note_tokens: budget of a turn's note.
         core_facts: at most this many core facts in the block (0: no core).
+        core_share: share of the block's budget the core may take.
         correction_share: share of the block's budget kept for corrections.
         fresh_threads: what a new thread does about the user's turns still waiting for
             extraction in other threads: ``extract`` them first (at most
@@ -145,6 +147,7 @@ class MemoryMiddleware(AgentMiddleware):
         turn_k: int = DEFAULT_TURN_K,
         turn_note_tokens: int = DEFAULT_TURN_NOTE_TOKENS,
         core_facts: int = DEFAULT_CORE_FACTS,
+        core_share: float = DEFAULT_CORE_SHARE,
         correction_share: float = 0.25,
         fresh_threads: FreshMode = "extract",
         fresh_wait_seconds: float = DEFAULT_FRESH_WAIT_SECONDS,
@@ -177,6 +180,7 @@ class MemoryMiddleware(AgentMiddleware):
             max_tokens=max_injection_tokens or memory.config.max_injection_tokens,
             correction_share=correction_share,
             core_limit=core_facts,
+            core_share=core_share,
             recent_tokens=recent_tokens,
             fresh=FreshThreads(memory, fresh_threads, fresh_wait_seconds),
         )

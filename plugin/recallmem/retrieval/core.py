@@ -24,7 +24,15 @@ from collections.abc import Sequence
 from recallmem.types import Category, Fact, Status
 
 # Kinds that describe the user whatever the topic, most telling first.
-_KINDS = (Category.IDENTITY, Category.PREFERENCE, Category.BEHAVIOR)
+_KINDS = (
+    Category.IDENTITY,
+    Category.PREFERENCE,
+    Category.BEHAVIOR,
+    Category.CONTEXT,
+    Category.GOAL,
+    Category.KNOWLEDGE,
+    Category.DECISION,
+)
 _CONFIRMATIONS_COUNTED = 5  # beyond a few confirmations, more says nothing new
 
 

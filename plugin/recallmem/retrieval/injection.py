@@ -239,7 +239,7 @@ def build_block(
     spec: MemoryBlockSpec | None = None,
     due: Sequence[tuple[Fact, str]] = (),
     core: Sequence[Fact] = (),
-    core_share: float = 0.35,
+    core_share: float = 0.5,
     agent_profile: Profile | None = None,
 ) -> MemoryBlock:
     """Pack profile, corrections, core and relevant facts into at most ``max_tokens``.
