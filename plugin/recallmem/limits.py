@@ -60,7 +60,7 @@ DEFAULT_PAGE = 50  # facts per listed page
 # docs/benchmarks.md, agent-loop, and docs/decisions/0050).
 DEFAULT_TURN_K = 3  # facts in a later turn's note, at most
 DEFAULT_TURN_NOTE_TOKENS = 200  # the budget of that note
-DEFAULT_CORE_FACTS = 6  # core facts in the thread-start block, at most
+DEFAULT_CORE_FACTS = 40  # core facts in the thread-start block, at most
 DEFAULT_CORE_SHARE = 0.5  # of the block's budget, at most
 DEFAULT_FRESH_WAIT_SECONDS = 2.0  # a new thread's wait for the user's waiting turns
 DEFAULT_RECENT_TOKENS = 300  # the budget of those turns' words, carried
