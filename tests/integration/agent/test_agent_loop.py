@@ -276,3 +276,23 @@ def test_a_fact_moved_between_scopes_follows_the_move(make_memory: Callable[...,
     back = memory.move(fact.id, agent_id="writer")
     assert back.agent_id == "writer"
     assert memory.recall("TypeScript", user_id="ada", agent_id="coder") == []
+
+
+def test_each_request_starts_with_the_previous_one_byte_for_byte(
+    make_memory: Callable[..., Memory], run: type[Run]
+) -> None:
+    # What a provider's prompt cache needs: the whole earlier conversation, notes and
+    # block included, unchanged, while new memory keeps arriving with later turns.
+    memory = make_memory(recall_floor=FLOOR)
+    for fact, _ in TOPICS.values():
+        memory.remember(fact, user_id="ada", category="context")
+    model = FakeChatModel(responses=["ok"], cycle=True)
+    agent = run(memory, model, core_facts=0)
+    agent.say("good morning")
+    for topic in ("work", "cooking", "travel", "health"):
+        agent.say(TOPICS[topic][1])
+        memory.remember(f"Mentioned {topic} again today", user_id="ada", category="context",
+                        thread_id="elsewhere")  # fmt: skip
+    sent = [[m.text.encode() for m in request] for request in model.requests]
+    for earlier, later in zip(sent, sent[1:], strict=False):
+        assert later[: len(earlier)] == earlier
