@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
+    from bench.agent_loop import agent_loop
     from bench.bilingual_report import bilingual
     from bench.consolidation import consolidation
     from bench.embedders import embedders
@@ -32,6 +33,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.year import year
 
     return {
+        "agent-loop": agent_loop,
         "locomo": locomo,
         "madial": madial,
         "bilingual": bilingual,
@@ -51,6 +53,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
 
 
 ORDER = (
+    "agent-loop",
     "locomo",
     "madial",
     "bilingual",

@@ -30,7 +30,7 @@ from langchain_core.runnables import RunnableConfig
 
 log = logging.getLogger("recallmem.events")
 
-Trigger = Literal["tool", "cue", "hedge", "injection"]
+Trigger = Literal["injection", "turn", "cue", "hedge", "tool"]
 _MAX_QUERY_CHARS = 200  # logs carry enough of the query to debug, not whole messages
 
 

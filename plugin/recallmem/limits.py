@@ -56,6 +56,15 @@ MAX_SUMMARY_CHARS = 4000  # one profile section
 DEFAULT_K = 6  # facts a recall returns when k is not given (MemoryConfig.recall_k)
 MAX_K = 100
 DEFAULT_PAGE = 50  # facts per listed page
+
+# What the memory middleware adds to a turn (MemoryMiddleware; measured in
+# docs/benchmarks.md, agent-loop, and docs/decisions/0050).
+DEFAULT_TURN_K = 3  # facts in a later turn's note, at most
+DEFAULT_TURN_NOTE_TOKENS = 200  # the budget of that note
+DEFAULT_CORE_FACTS = 40  # core facts in the thread-start block, at most
+DEFAULT_CORE_SHARE = 0.5  # of the block's budget, at most
+DEFAULT_FRESH_WAIT_SECONDS = 2.0  # a new thread's wait for the user's waiting turns
+DEFAULT_RECENT_TOKENS = 300  # the budget of those turns' words, carried
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
 MAX_IMPORT_ROWS = 200_000

@@ -195,6 +195,22 @@ class Memory:
             confidence=confidence, pinned=pinned, status=status, reason=reason,
             valid_until=valid_until, keywords=keywords)  # fmt: skip
 
+    def move(self, fact_id: str, *, agent_id: str | None, user_id: str | None = None) -> Fact:
+        """Move a fact between scopes: to the user's shared memory (``agent_id=None``), seen
+        by every agent, or to one agent's own. The move is kept in the fact's history.
+
+        >>> import tempfile
+        >>> from recallmem.testing import HashingEmbeddings
+        >>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+        >>> fact = memory.remember("Writes TypeScript", user_id="ada", category="knowledge",
+        ...                        agent_id="writer")
+        >>> memory.move(fact.id, agent_id=None).agent_id is None
+        True
+        >>> [h.fact.content for h in memory.recall("TypeScript", user_id="ada", agent_id="coder")]
+        ['Writes TypeScript']
+        """
+        return self._writing.move(fact_id, user_id, agent_id)
+
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
                thread_id: str | None = None, agent_id: str | None = None,
                purge: bool = False) -> int:  # fmt: skip
@@ -321,9 +337,12 @@ class Memory:
         return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
                                        agent_id=agent_id, timezone=timezone)  # fmt: skip
 
-    def flush(self, timeout: float | None = None) -> builtins.list[ExtractionReport]:
-        """Extract every pending window now, waiting at most ``timeout`` seconds."""
-        return self.extraction.flush(timeout)
+    def flush(
+        self, timeout: float | None = None, *, user_id: str | None = None
+    ) -> builtins.list[ExtractionReport]:
+        """Extract every pending window now (with ``user_id``, that user's only), waiting at
+        most ``timeout`` seconds."""
+        return self.extraction.flush(timeout, None if user_id is None else require_user(user_id))
 
     def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
         """Windows waiting for extraction (with their user, thread and messages)."""
@@ -373,6 +392,7 @@ class Memory:
     alist = async_twin(list)
     aupdate = async_twin(update)
     aforget = async_twin(forget)
+    amove = async_twin(move)
     anearest = async_twin(nearest)
     arevision = async_twin(revision)
     aput = async_twin(put)

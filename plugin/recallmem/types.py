@@ -80,6 +80,10 @@ class Source(BaseModel):
     at: UtcDatetime = Field(default_factory=utcnow)
     extractor: str | None = Field(default=None, description="'manual', 'tool', a model name.")
     prompt_version: str | None = None
+    agent_id: str | None = Field(
+        default=None,
+        description="The agent in whose run it was learned (the fact's scope may be shared).",
+    )
 
 
 class Revision(BaseModel):

@@ -15,7 +15,8 @@ from recallmem.errors import PromptError
 from recallmem.extraction.filter import filter_messages, load_filter_rules
 from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.prompts import load_data, load_prompt, load_tool_texts, shipped_prompt_names
-from recallmem.retrieval.injection import build_block, load_memory_block_spec
+from recallmem.retrieval.block_spec import load_memory_block_spec
+from recallmem.retrieval.injection import build_block
 from recallmem.retrieval.time_words import TimeWords, TimeWordsSpec
 from recallmem.secrets.detector import find_secret, load_secret_rules
 from recallmem.signals.detector import SignalKind, load_signals

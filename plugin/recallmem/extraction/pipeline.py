@@ -140,14 +140,18 @@ class ExtractionPipeline:
                 f"cannot {what}: {waiting} message(s) {WAITING_FOR_MODEL}"
             )
 
-    def flush(self, timeout: float | None = None) -> list[ExtractionReport]:
-        """Extract every pending window now, debounce or not; returns what each did.
+    def flush(
+        self, timeout: float | None = None, user_id: str | None = None
+    ) -> list[ExtractionReport]:
+        """Extract every pending window now (``user_id``: that user's), debounce or not;
+        returns what each did.
 
         Windows being extracted by this process's worker are waited for (up to
         ``timeout`` seconds); a failed window stays queued and is reported with its error.
         """
         self._require_model("flush")
-        return self.runner.flush(None if timeout is None else time.monotonic() + timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return self.runner.flush(deadline, user_id)
 
     def extract(
         self,

@@ -71,13 +71,15 @@ class Planner:
                 plan=Plan(user_id=scope.user_id, agent_id=scope.agent_id, at=now),
                 messages=len(window.messages),
             )
-        profile = self.facts.profile(user_id=scope.user_id, agent_id=scope.agent_id)
+        # The profile is about the user, whichever agent the user was talking to.
+        profile = self.facts.profile(user_id=scope.user_id, agent_id=None)
         prepared = prepare(
             window.messages,
             self._related(scope, lines),
             profile=profile,
             today=window.said,  # the day it was said, where the user is, not the day run
             signals=self.signals,
+            agent_id=scope.agent_id,
         )
         try:
             result = self.extractor.invoke(prepared.inputs)
@@ -101,9 +103,11 @@ class Planner:
             timezone=window.scope.zone,
         )
         plan = make_plan(result, context, neighbours, policy=self.policy, now=now, rules=self.rules)
-        if plan.count(Add):
-            active = self.facts.active(user_id=scope.user_id, agent_id=scope.agent_id)
-            plan = add_evictions(plan, active, self.policy.max_facts_per_scope)
+        # Each fact lands in the user's shared scope or the agent's own: each has its cap.
+        for agent_id in dict.fromkeys(op.fact.agent_id for op in plan.operations
+                                      if isinstance(op, Add)):  # fmt: skip
+            active = self.facts.active(user_id=scope.user_id, agent_id=agent_id)
+            plan = add_evictions(plan, active, self.policy.max_facts_per_scope, agent_id=agent_id)
         return Journal(
             plan=plan,
             usage=result.usage,

@@ -111,16 +111,18 @@ class Runner:
         return report
 
     def run_due(
-        self, *, force: bool = False, deadline: float | None = None
+        self, *, force: bool = False, deadline: float | None = None, user_id: str | None = None
     ) -> list[ExtractionReport]:
-        """Extract every window due now (``force``: every pending one), in this thread.
+        """Extract every window due now (``force``: every pending one; ``user_id``: that
+        user's only), in this thread.
 
         No new window is started after ``deadline`` (a ``time.monotonic()`` value).
         """
         reports: list[ExtractionReport] = []
         failed: set[str] = set()
         while deadline is None or time.monotonic() < deadline:
-            window = self.queue.claim(force=force, exclude=[*self.reserved(), *failed])
+            exclude = [*self.reserved(), *failed]
+            window = self.queue.claim(force=force, exclude=exclude, user_id=user_id)
             if window is None or (report := self.process(window)) is None:
                 break
             # Background and flushed windows have no caller to report to: log the event.
@@ -130,11 +132,12 @@ class Runner:
                 failed.add(window.scope.key)  # one attempt per thread per run
         return reports
 
-    def flush(self, deadline: float | None) -> list[ExtractionReport]:
-        """Extract every pending window now; waits for this process's other workers."""
+    def flush(self, deadline: float | None, user_id: str | None = None) -> list[ExtractionReport]:
+        """Extract every pending window now (``user_id``: that user's); waits for this
+        process's other workers."""
         reports: list[ExtractionReport] = []
         while True:
-            reports += self.run_due(force=True, deadline=deadline)
+            reports += self.run_due(force=True, deadline=deadline, user_id=user_id)
             failed = sum(1 for r in reports if r.error)
             busy = self.queue.in_progress_here(exclude=self.reserved())
             if not busy or (deadline is not None and time.monotonic() >= deadline):

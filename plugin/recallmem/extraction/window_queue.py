@@ -227,12 +227,20 @@ class QueueStore:
                 db.execute("UPDATE threads SET lease_until = 0 WHERE key = ?", (row["key"],))
 
     def claim(
-        self, key: str | None = None, *, force: bool = False, exclude: Sequence[str] = ()
+        self,
+        key: str | None = None,
+        *,
+        force: bool = False,
+        exclude: Sequence[str] = (),
+        user_id: str | None = None,
     ) -> Window | None:
-        """Lease the next due window (``force``: any pending one), or None."""
+        """Lease the next due window (``force``: any pending one; ``user_id``: that user's
+        only), or None."""
         sql, args = self._due_sql(force)
         if key is not None:
             sql, args = f"{sql} AND t.key = ?", [*args, key]
+        if user_id is not None:
+            sql, args = f"{sql} AND t.user_id = ?", [*args, user_id]
         if exclude:
             sql += f" AND t.key NOT IN ({','.join('?' * len(exclude))})"
             args += list(exclude)

@@ -31,7 +31,9 @@ def write_journal(
 
 
 def _write_profile(facts: FactsPort, plan: Plan) -> None:
-    profile = facts.profile(user_id=plan.user_id, agent_id=plan.agent_id)
+    # Sections describe the user, shared by every agent (an agent's own profile is set by
+    # hand, Memory.set_profile): learned in one agent's run, they reach all of them.
+    profile = facts.profile(user_id=plan.user_id, agent_id=None)
     updates = {
         c.section: ProfileSection(summary=c.summary, updated_at=plan.at) for c in plan.profile
     }

@@ -21,7 +21,7 @@ from recallmem.facts.validation import (
 from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.operations.extracting import Extracting
 from recallmem.persistence.repository import FactRepository
-from recallmem.types import Category, Fact, Profile, Status, utcnow
+from recallmem.types import Category, Fact, Profile, Revision, Status, utcnow
 
 
 class Writing:
@@ -71,6 +71,21 @@ class Writing:
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
             valid_until=valid_until, keywords=keywords,
         ))  # fmt: skip
+
+    def move(self, fact_id: str, user_id: str | None, agent_id: str | None) -> Fact:
+        """Move a fact to the user's shared scope (``agent_id`` None) or to one agent's."""
+        agent_id = optional_key(agent_id, "agent_id")
+
+        def moved(old: Fact) -> Fact:
+            if old.agent_id == agent_id:
+                return old
+            where = f"agent {agent_id}" if agent_id else "the user's shared memory"
+            kept = Revision(content=old.content, category=old.category, at=utcnow(),
+                            reason=f"moved to {where}")  # fmt: skip
+            return old.model_copy(update={"agent_id": agent_id, "updated_at": kept.at,
+                                          "history": (*old.history, kept)})  # fmt: skip
+
+        return self.repository.edit(check_fact_id(fact_id), user_id, moved)
 
     def forget(
         self,

@@ -1,10 +1,12 @@
 """Packing and rendering the memory block: pure, deterministic, within a token budget.
 
-The block holds, in order: the user's profile, the correction facts (with a guaranteed
-share of the budget, each rendered with ``(avoid: ...)``), todos falling due soon (each
-with its due date; none, no section), the facts most relevant to the current message,
-then the current date. Equal inputs give byte-identical output,
-so a block can sit at the start of a thread and keep the prompt prefix cacheable.
+The block holds, in order: the user's profile (and the agent's, after it), the correction
+facts (with a guaranteed share of the budget, each rendered with ``(avoid: ...)``), the
+core (:mod:`recallmem.retrieval.core`: facts shown whatever the message), todos falling
+due soon (each with its due date; none, no section), the facts most relevant to the
+thread's first message, then the current date. Equal inputs give byte-identical output,
+so a block can sit at the start of a thread and keep the prompt prefix cacheable. The
+notes a turn gets later are in :mod:`recallmem.retrieval.notes`.
 
 Memory text goes through the one quoting rule (:func:`recallmem.text.quoting.quote_text`:
 ``&``, ``<``, ``>`` become entities; every kind of line break and control character
@@ -36,11 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-# The template file's models are re-exported: they used to live here.
-from recallmem.retrieval.block_spec import BlockTemplates as BlockTemplates
-from recallmem.retrieval.block_spec import MemoryBlockSpec as MemoryBlockSpec
-from recallmem.retrieval.block_spec import NoteTemplates as NoteTemplates
-from recallmem.retrieval.block_spec import load_memory_block_spec as load_memory_block_spec
+from recallmem.retrieval.block_spec import BlockTemplates, MemoryBlockSpec, load_memory_block_spec
 from recallmem.text.quoting import quote_text
 from recallmem.text.tokens import TokenCounter, get_counter
 from recallmem.types import Fact, Profile, ScoredFact
@@ -56,6 +54,7 @@ class MemoryBlock:
     tokens: int
     profile_sections: tuple[str, ...] = ()
     correction_ids: tuple[str, ...] = ()
+    core_ids: tuple[str, ...] = ()
     due_ids: tuple[str, ...] = ()
     fact_ids: tuple[str, ...] = ()
     dropped_ids: tuple[str, ...] = ()
@@ -66,12 +65,19 @@ class MemoryBlock:
         """Whether there was nothing worth injecting."""
         return not self.text
 
+    @property
+    def shown_ids(self) -> tuple[str, ...]:
+        """Every fact the block shows."""
+        return (*self.correction_ids, *self.core_ids, *self.due_ids, *self.fact_ids)
+
 
 Item = tuple[str, str]  # (key, rendered line)
 
 
 @dataclass(frozen=True)
-class _Budget:
+class LineBudget:
+    """Lines taken in order while they fit under a number of tokens."""
+
     counter: TokenCounter
 
     def cost(self, line: str) -> int:
@@ -88,7 +94,9 @@ class _Budget:
         return (taken, used) if taken else ([], 0)
 
 
-def _fact_line(fact: Fact, t: BlockTemplates) -> str:
+def fact_line(fact: Fact, t: BlockTemplates) -> str:
+    """One fact as the block and the notes show it: category, quoted content, and what to
+    avoid for a correction."""
     content = quote_text(fact.content)
     line = t.fact_line.format(category=fact.category.value, content=content)
     if fact.source_error:
@@ -96,28 +104,37 @@ def _fact_line(fact: Fact, t: BlockTemplates) -> str:
     return line
 
 
-def _profile_items(profile: Profile | None, t: BlockTemplates) -> list[Item]:
-    sections = profile.sections() if profile else {}
-    return [
-        (
-            name,
-            t.profile_line.format(label=t.profile_labels[name], summary=quote_text(s.summary)),
-        )
-        for name, s in sections.items()
-    ]
+def _profile_items(
+    profile: Profile | None, agent_profile: Profile | None, t: BlockTemplates
+) -> list[Item]:
+    def lines(of: Profile | None, prefix: str) -> list[Item]:
+        sections = of.sections() if of else {}
+        return [
+            (prefix + name,
+             t.profile_line.format(label=t.profile_labels[name], summary=quote_text(s.summary)))
+            for name, s in sections.items()
+        ]  # fmt: skip
+
+    agent = lines(agent_profile, "agent:")
+    # The agent's sections add to the user's under their own header; they never hide them.
+    return [*lines(profile, ""), *([("agent:", t.agent_profile_header), *agent] if agent else [])]
 
 
 def _correction_items(corrections: Sequence[Fact], t: BlockTemplates) -> list[Item]:
     # Newest first, id as tie-break: the same facts always pack the same way.
     ordered = sorted(corrections, key=lambda f: (f.updated_at, f.id), reverse=True)
-    return [(f.id, _fact_line(f, t)) for f in ordered]
+    return [(f.id, fact_line(f, t)) for f in ordered]
 
 
 def _due_items(due: Sequence[tuple[Fact, str]], t: BlockTemplates) -> list[Item]:
     # Soonest first (the label is a sortable local date), id as tie-break.
     ordered = sorted(due, key=lambda d: (d[1], d[0].id))
-    return [(f.id, _fact_line(f, t) + t.due_suffix.format(due=quote_text(label)))
+    return [(f.id, fact_line(f, t) + t.due_suffix.format(due=quote_text(label)))
             for f, label in ordered]  # fmt: skip
+
+
+def _core_items(core: Sequence[Fact], skip: set[str], t: BlockTemplates) -> list[Item]:
+    return [(f.id, fact_line(f, t)) for f in core if f.id not in skip]  # already in order
 
 
 def _relevant_items(
@@ -126,7 +143,7 @@ def _relevant_items(
     hits = sorted(
         (h for h in relevant if h.fact.id not in skip), key=lambda h: (-h.score, h.fact.id)
     )
-    return [(h.fact.id, _fact_line(h.fact, t)) for h in hits]
+    return [(h.fact.id, fact_line(h.fact, t)) for h in hits]
 
 
 @dataclass(frozen=True)
@@ -149,46 +166,64 @@ class _Frame:
 class _Selection:
     profile: list[Item]
     corrections: list[Item]
-    facts: list[Item]
+    core: list[Item]
     due: list[Item]
+    facts: list[Item]
 
     def __bool__(self) -> bool:
-        return bool(self.profile or self.corrections or self.facts or self.due)
+        return any(self._sections())
+
+    def _sections(self) -> tuple[list[Item], ...]:
+        return (self.profile, self.corrections, self.core, self.due, self.facts)
 
     def render(self, t: BlockTemplates, frame: _Frame) -> str:
         lines = [frame.opening, t.preamble]
-        for header, items in (
-            (t.profile_header, self.profile),
-            (t.corrections_header, self.corrections),
-            (t.due_header, self.due),
-            (t.facts_header, self.facts),
-        ):
-            if items:
-                lines += [header, *(line for _, line in items)]
+        headers = (t.profile_header, t.corrections_header, t.core_header, t.due_header,
+                   t.facts_header)  # fmt: skip
+        for header, items in zip(headers, self._sections(), strict=True):
+            # A profile of the agent's alone (no user sections) still opens with its own
+            # header, never under "About the user".
+            if items and not (items is self.profile and items[0][0] == "agent:"):
+                lines.append(header)
+            lines += [line for _, line in items]
         return "\n".join([*lines, frame.dated, t.close])
 
     def drop_least(self) -> None:
-        """Drop the least important item: a relevant fact, a due todo, a correction, profile."""
-        (self.facts or self.due or self.corrections or self.profile).pop()
+        """Drop the least important item: a relevant fact, a due todo, a core fact, a
+        correction, a profile line."""
+        (self.facts or self.due or self.core or self.corrections or self.profile).pop()
+
+
+@dataclass(frozen=True)
+class _Offer:
+    profile: list[Item]
+    corrections: list[Item]
+    core: list[Item]
+    due: list[Item]
+    facts: list[Item]
 
 
 def _select(
-    budget: _Budget,
+    budget: LineBudget,
     t: BlockTemplates,
     room: int,
-    items: tuple[list[Item], list[Item], list[Item], list[Item]],
-    shares: tuple[float, float],
+    offer: _Offer,
+    shares: tuple[float, float, float],
 ) -> _Selection:
-    profile_items, corr_items, fact_items, due_items = items
-    correction_share, profile_share = shares
-    corr_need = budget.cost(t.corrections_header) + sum(budget.cost(x) for _, x in corr_items)
-    reserved = min(corr_need, int(room * correction_share)) if corr_items else 0
+    correction_share, profile_share, core_share = shares
+    corr_need = budget.cost(t.corrections_header) + sum(
+        budget.cost(x) for _, x in offer.corrections
+    )
+    reserved = min(corr_need, int(room * correction_share)) if offer.corrections else 0
     profile_limit = min(int(room * profile_share), room - reserved)
-    profile, used = budget.take(t.profile_header, profile_items, profile_limit)
-    corrections, corr_used = budget.take(t.corrections_header, corr_items, room - used)
-    due, due_used = budget.take(t.due_header, due_items, room - used - corr_used)
-    facts, _ = budget.take(t.facts_header, fact_items, room - used - corr_used - due_used)
-    return _Selection(profile, corrections, facts, due)
+    profile, used = budget.take(t.profile_header, offer.profile, profile_limit)
+    corrections, spent = budget.take(t.corrections_header, offer.corrections, room - used)
+    used += spent
+    core, spent = budget.take(t.core_header, offer.core, min(int(room * core_share), room - used))
+    used += spent
+    due, spent = budget.take(t.due_header, offer.due, room - used)
+    facts, _ = budget.take(t.facts_header, offer.facts, room - used - spent)
+    return _Selection(profile, corrections, core, due, facts)
 
 
 def build_block(
@@ -203,36 +238,39 @@ def build_block(
     counter: TokenCounter | None = None,
     spec: MemoryBlockSpec | None = None,
     due: Sequence[tuple[Fact, str]] = (),
+    core: Sequence[Fact] = (),
+    core_share: float = 0.5,
+    agent_profile: Profile | None = None,
 ) -> MemoryBlock:
-    """Pack profile, corrections and relevant facts into a block of at most ``max_tokens``.
+    """Pack profile, corrections, core and relevant facts into at most ``max_tokens``.
 
     ``due`` are todos falling due soon, each with its due date as the user reads it
-    (:func:`recallmem.facts.expiry.due_label`); they come after the corrections.
+    (:func:`recallmem.facts.expiry.due_label`); they come after the core. ``core`` are
+    facts shown whatever the message (:func:`recallmem.retrieval.core.core_facts`), in
+    their order; ``agent_profile`` is the agent's own profile, shown after the user's.
 
     Corrections may use at least ``correction_share`` of the budget whatever the profile
-    takes; the profile at most ``profile_share``; relevant facts what is left. A fact that
-    is both a correction and relevant appears once, as a correction. Nothing to say (or
-    no room to say it) gives an empty block.
+    takes; the profile at most ``profile_share``; the core at most ``core_share``;
+    relevant facts what is left. A fact appears once, in the first section that holds
+    it. Nothing to say (or no room to say it) gives an empty block.
     """
-    if not (0 <= correction_share <= 1 and 0 <= profile_share <= 1):
-        raise ValueError("correction_share and profile_share must be between 0 and 1")
-    budget = _Budget(counter or get_counter())
+    if not all(0 <= share <= 1 for share in (correction_share, profile_share, core_share)):
+        raise ValueError("correction_share, profile_share and core_share must be in [0, 1]")
+    budget = LineBudget(counter or get_counter())
     t = (spec or load_memory_block_spec()).block
     frame = _Frame.of(t, today)
     room = max_tokens - sum(budget.cost(line) for line in frame.lines(t))
     skip = {f.id for f in corrections}
     corr_items = _correction_items(corrections, t)
+    core_items = _core_items(core, skip, t)
+    skip |= {k for k, _ in core_items}
     due_items = _due_items([d for d in due if d[0].id not in skip], t)
     skip |= {k for k, _ in due_items}
     fact_items = _relevant_items(relevant, skip, t)
-    offered = [k for k, _ in corr_items] + [k for k, _ in due_items] + [k for k, _ in fact_items]
-    chosen = _select(
-        budget,
-        t,
-        room,
-        (_profile_items(profile, t), corr_items, fact_items, due_items),
-        (correction_share, profile_share),
-    )
+    offer = _Offer(_profile_items(profile, agent_profile, t), corr_items, core_items, due_items,
+                   fact_items)  # fmt: skip
+    offered = [k for items in (corr_items, core_items, due_items, fact_items) for k, _ in items]
+    chosen = _select(budget, t, room, offer, (correction_share, profile_share, core_share))
     # Per-line counts can differ from the joined text's by a token here and there:
     # drop the least important items until the exact count fits.
     while chosen:
@@ -243,14 +281,15 @@ def build_block(
         chosen.drop_least()
     if not chosen:
         return MemoryBlock(text="", tokens=0, dropped_ids=tuple(offered))
-    kept = {k for k, _ in chosen.corrections} | {k for k, _ in chosen.facts}
-    kept |= {k for k, _ in chosen.due}
+    kept = {k for items in (chosen.corrections, chosen.core, chosen.due, chosen.facts)
+            for k, _ in items}  # fmt: skip
     scores = [h.score for h in relevant if h.fact.id in kept]
     return MemoryBlock(
         text=text,
         tokens=tokens,
-        profile_sections=tuple(k for k, _ in chosen.profile),
+        profile_sections=tuple(k for k, _ in chosen.profile if not k.endswith(":")),
         correction_ids=tuple(k for k, _ in chosen.corrections),
+        core_ids=tuple(k for k, _ in chosen.core),
         due_ids=tuple(k for k, _ in chosen.due),
         fact_ids=tuple(k for k, _ in chosen.facts),
         dropped_ids=tuple(i for i in offered if i not in kept),
@@ -258,54 +297,4 @@ def build_block(
     )
 
 
-# -- notes added to a turn ------------------------------------------------------------
-
-
-def render_recalled(
-    hits: Sequence[ScoredFact],
-    *,
-    query: str,
-    trigger: str,
-    max_tokens: int,
-    counter: TokenCounter | None = None,
-    spec: MemoryBlockSpec | None = None,
-) -> str:
-    """The note carrying facts recalled mid-turn (for a cue or a hedge), within ``max_tokens``.
-
-    Facts that do not fit are left out, best first kept.
-    """
-    spec = spec or load_memory_block_spec()
-    n, t = spec.notes, spec.block
-    safe_query = quote_text(query, in_quotes=True)[:200]
-    opening = n.recalled_open.format(trigger=quote_text(trigger))
-    if not hits:
-        return "\n".join([opening, n.recalled_empty.format(query=safe_query), n.recalled_close])
-    budget = _Budget(counter or get_counter())
-    header = n.recalled_header.format(query=safe_query)
-    room = max_tokens - budget.cost(opening) - budget.cost(n.recalled_close)
-    items = [(h.fact.id, _fact_line(h.fact, t)) for h in hits]
-    taken, _ = budget.take(header, items, room)
-    return "\n".join([opening, header, *(line for _, line in taken), n.recalled_close])
-
-
-def render_recall_hint(cue: str, *, after_fetch: bool, spec: MemoryBlockSpec | None = None) -> str:
-    """The note telling the planner to call ``recall`` for the words ``cue``."""
-    n = (spec or load_memory_block_spec()).notes
-    template = n.recall_hint_after_fetch if after_fetch else n.recall_hint
-    return template.format(cue=quote_text(cue, in_quotes=True))
-
-
-def render_confirmation(content: str, spec: MemoryBlockSpec | None = None) -> str:
-    """The one line inviting the user to correct a low-confidence fact."""
-    return (spec or load_memory_block_spec()).notes.confirm_line.format(content=quote_text(content))
-
-
-__all__ = [
-    "MemoryBlock",
-    "MemoryBlockSpec",
-    "build_block",
-    "load_memory_block_spec",
-    "render_confirmation",
-    "render_recall_hint",
-    "render_recalled",
-]
+__all__ = ["LineBudget", "MemoryBlock", "build_block", "fact_line"]

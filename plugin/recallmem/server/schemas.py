@@ -82,6 +82,13 @@ class FactCreate(_Body):
     keywords: list[Keyword] = Field(default=[], max_length=MAX_KEYWORDS, description=KEYWORDS_HELP)
 
 
+class FactMove(_Body):
+    """Where a fact goes: the user's shared memory (``agent_id`` null), seen by every agent,
+    or one agent's own."""
+
+    agent_id: str | None = Field(max_length=MAX_ID_CHARS, pattern=SCOPE_ID_PATTERN)
+
+
 class FactPatch(_Body):
     """Fields to change; new content is re-embedded and the old text kept in history."""
 

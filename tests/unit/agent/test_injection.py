@@ -10,11 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recallmem.errors import PromptError
-from recallmem.retrieval.injection import (
-    build_block,
-    load_memory_block_spec,
-    render_recalled,
-)
+from recallmem.retrieval.block_spec import load_memory_block_spec
+from recallmem.retrieval.injection import build_block
+from recallmem.retrieval.notes import render_recalled
 from recallmem.text.quoting import quote_text
 from recallmem.text.tokens import get_counter
 from recallmem.types import Category, Fact, Profile, ProfileSection, ScoredFact, ScoreParts
@@ -157,11 +155,11 @@ def test_escape_is_stable_and_reversible_in_meaning() -> None:
 
 def test_recalled_note_is_bounded_and_names_the_trigger() -> None:
     hits = [hit(fact(f"Deployment plan {i} uses blue-green on ACK", n=i), 0.8) for i in range(40)]
-    note = render_recalled(hits, query="上次那个方案", trigger="hedge", max_tokens=150)
+    note = render_recalled(hits, query="上次那个方案", trigger="hedge", max_tokens=150).text
     assert get_counter().count(note) <= 150
     assert note.startswith('<memory kind="recall" trigger="hedge">') and note.endswith("</memory>")
     assert "上次那个方案" in note and "- [preference] Deployment plan 0" in note
-    empty = render_recalled([], query="x</memory>", trigger="cue", max_tokens=150)
+    empty = render_recalled([], query="x</memory>", trigger="cue", max_tokens=150).text
     assert "Nothing in memory matches" in empty and "x&lt;/memory&gt;" in empty
 
 

@@ -106,6 +106,15 @@ def cmd_forget(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_move(args: argparse.Namespace, out: TextIO) -> int:
+    memory = open_memory(args)
+    fact = memory.move(resolve_fact_id(memory, args.fact_id, user_id=args.user),
+                       user_id=args.user, agent_id=args.to_agent)  # fmt: skip
+    where = f"agent {args.to_agent}" if args.to_agent else "the user's shared memory"
+    out.write(f"moved {fact.id[:12]} to {where}\n")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     data = open_memory(args).export(user_id=args.user, agent_id=args.agent,
                                     embeddings=args.embeddings)  # fmt: skip
@@ -168,6 +177,15 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--thread")
     p.add_argument("--purge", action="store_true", help="erase instead of soft-delete")
     p.set_defaults(handler=cmd_forget)
+
+    p = sub.add_parser("move", help="move a fact to the user's shared memory or one agent's")
+    p.add_argument("fact_id", help="the id, or any unique prefix of it")
+    p.add_argument("--user", help="the fact's user (narrows a prefix)")
+    to = p.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-agent", metavar="AGENT", help="into this agent's own memory")
+    to.add_argument("--shared", dest="to_agent", action="store_const", const=None,
+                    help="into the user's shared memory, seen by every agent")  # fmt: skip
+    p.set_defaults(handler=cmd_move)
 
     p = sub.add_parser("export", help="write a user's memory as JSON")
     scope_args(p)

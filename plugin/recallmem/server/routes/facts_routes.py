@@ -1,4 +1,5 @@
-"""``/v1/users/{user_id}/facts``: list, read, write, edit, pin and forget one user's facts.
+"""``/v1/users/{user_id}/facts``: list, read, write, edit, pin, move and forget one user's
+facts.
 
 Every call goes through the user resolved from the token (:mod:`.auth`); a fact id of
 another user is answered exactly like an id that does not exist. A fact id in a path may
@@ -25,6 +26,7 @@ from recallmem.server.schemas import (
     Evidence,
     FactCreate,
     FactDetail,
+    FactMove,
     FactPage,
     FactPatch,
 )
@@ -216,3 +218,10 @@ async def pin_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> Fact:
 async def unpin_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> Fact:
     """Make a pinned fact evictable again."""
     return await memory.aupdate(fact_id, user_id=user, pinned=False)
+
+
+@router.post("/{fact_id}/move", response_model=Fact, summary="Move a fact between scopes")
+async def move_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: FactMove) -> Fact:
+    """Move a fact to the user's shared memory (``{"agent_id": null}``: every agent sees
+    it) or to one agent's own; the move is kept in the fact's history."""
+    return await memory.amove(fact_id, user_id=user, agent_id=body.agent_id)
