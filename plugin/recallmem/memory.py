@@ -40,11 +40,13 @@ from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
 from recallmem.persistence.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
+from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
+    from recallmem.extraction.proposal import ProposalOutcome
     from recallmem.extraction.report import ExtractionReport
     from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
     from recallmem.store.chroma import FactStore
@@ -132,6 +134,11 @@ class Memory:
         """How many facts the store holds, all users together."""
         return self.repository.count()
 
+    def retrievals(self, user_id: str, *, thread_id: str | None = None,
+                   limit: int = DEFAULT_PAGE) -> builtins.list[RetrievalRecord]:  # fmt: skip
+        """What reached the user's models (in one thread if given), newest first."""
+        return self._writing.records.latest(user_id, thread_id=thread_id, limit=limit)
+
     # writing -----------------------------------------------------------------
 
     def remember(self, content: str, *, user_id: str, category: str | Category,
@@ -162,6 +169,20 @@ class Memory:
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
                                            thread_id=thread_id)  # fmt: skip
+
+    def remember_proposed(self, content: str, *, user_id: str, category: str | Category,
+                          confidence: float = 0.9, agent_id: str | None = None,
+                          thread_id: str | None = None, message_id: str | None = None,
+                          keywords: Sequence[str] = ()) -> ProposalOutcome:  # fmt: skip
+        """Store a fact an agent's model proposed (the ``remember`` tool) under extraction's
+        rules (:mod:`recallmem.extraction.admission`); its source is ``planner``."""
+        return self._writing.remember_proposed(content, user_id=user_id, category=category,
+            confidence=confidence, agent_id=agent_id, thread_id=thread_id,
+            message_id=message_id, keywords=keywords)  # fmt: skip
+
+    def record_retrieval(self, record: RetrievalRecord) -> None:
+        """Keep what one retrieval put before a model (durable, bounded, erased by purges)."""
+        self._writing.records.add(RetrievalRecord.model_validate(record))
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are; no dedup happens here (import's way in).
@@ -265,8 +286,6 @@ class Memory:
         self._extracting.start_background()
         self.lifecycle.start_background()
 
-    # lifecycle -------------------------------------------------------------------
-
     @property
     def lifecycle(self) -> Maintainer:
         """Decay, expiry, purge of old faded facts, consolidation (created on first use)."""
@@ -345,6 +364,7 @@ class Memory:
         self._extracting.close(timeout)
         self._maintaining.close(timeout)
         self.repository.flush_access_times()
+        self._writing.records.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -356,6 +376,9 @@ class Memory:
     arecall = async_twin(recall)
     aremember = async_twin(remember)
     aremember_many = async_twin(remember_many)
+    aremember_proposed = async_twin(remember_proposed)
+    arecord_retrieval = async_twin(record_retrieval)
+    aretrievals = async_twin(retrievals)
     aget = async_twin(get)
     alist = async_twin(list)
     aupdate = async_twin(update)

@@ -105,6 +105,10 @@ TOOL_RESPONSES: dict[str, set[str]] = {
     "recall_empty": {"query"},
     "remembered": {"content", "category"},
     "confirmed": {"content", "category"},
+    "refused_secret": {"reason"},
+    "refused_confidence": {"reason"},
+    "refused_scope": {"reason"},
+    "refused": {"reason"},
     "error": {"problem", "next_step"},
     "invalid_arguments": {"problems"},
     "next_step_fix": set(),
@@ -129,6 +133,10 @@ class ToolResponses(BaseModel):
     recall_empty: str = Field(description="A recall without hits.")
     remembered: str = Field(description="A new fact was stored.")
     confirmed: str = Field(description="The fact was already stored and is confirmed again.")
+    refused_secret: str = Field(description="Not stored: the fact holds a secret.")
+    refused_confidence: str = Field(description="Not stored: below the confidence threshold.")
+    refused_scope: str = Field(description="Not stored: not a fact about the user.")
+    refused: str = Field(description="Not stored, for another rule's {reason}.")
     error: str = Field(description="A failed call: what happened and what to do next.")
     invalid_arguments: str = Field(description="Arguments the tool schema refused.")
     next_step_fix: str = Field(description="{next_step} when the arguments were at fault.")

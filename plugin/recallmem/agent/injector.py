@@ -25,9 +25,10 @@ from recallmem.agent.messages import (
     marker,
 )
 from recallmem.agent.scope import Scope
+from recallmem.agent.shown_records import block_record, recalled_record
 from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
-from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.events import Event, RetrievalEvent
 from recallmem.facts.expiry import due_label, due_soon, is_expired, next_change
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
@@ -35,9 +36,10 @@ from recallmem.retrieval.injection import (
     MemoryBlock,
     MemoryBlockSpec,
     build_block,
+    pack_recalled,
     render_recall_hint,
-    render_recalled,
 )
+from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.retrieval.when import user_zone
 from recallmem.signals.detector import Signals
 from recallmem.text.tokens import TokenCounter
@@ -86,32 +88,22 @@ class Injector:
             min_score=recall_floor(self.memory.config.recall_floor, self.memory.embeddings),
         )
 
-    def event(
-        self, scope: Scope, query: str, hits: Sequence[ScoredFact], trigger: Trigger, **extra: Any
-    ) -> RetrievalEvent:
-        return RetrievalEvent(
-            user_id=scope.user_id,
-            thread_id=scope.thread_id,
-            agent_id=scope.agent_id,
-            query=query,
-            hits=len(hits),
-            top_score=max((h.score for h in hits), default=None),
-            injected=extra.pop("injected", bool(hits)),
-            trigger=trigger,
-            **extra,
-        )
+    def noted(self, record: RetrievalRecord, injected: bool | None = None) -> RetrievalEvent:
+        """Keep the record of what reached the model; its ``memory_retrieval`` event."""
+        self.memory.record_retrieval(record)
+        return RetrievalEvent.from_record(record, injected=injected)
 
     def recalled_note(
-        self, query: str, scope: Scope, trigger: Trigger
+        self, query: str, scope: Scope, trigger: Literal["cue", "hedge"], turn_id: str | None
     ) -> tuple[BaseMessage, RetrievalEvent]:
         hits = self._recall(query, scope)
-        text = render_recalled(
+        text, carried = pack_recalled(
             hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
             counter=self.counter, spec=self.spec,
         )  # fmt: skip
-        event = self.event(scope, query, hits, trigger, tokens=self.counter.count(text),
-                            forced=trigger == "hedge")  # fmt: skip
-        return hidden_message(text, "recall", meta={"trigger": trigger}), event
+        tokens = self.counter.count(text)
+        record = recalled_record(scope, turn_id, query, hits, trigger, carried, tokens)
+        return hidden_message(text, "recall", meta={"trigger": trigger}), self.noted(record)
 
     # -- the block ------------------------------------------------------------------
 
@@ -140,9 +132,9 @@ class Injector:
         return self._in_scope(scope, Category.CORRECTION)
 
     def _build_block(
-        self, query: str, scope: Scope, today: date
-    ) -> tuple[MemoryBlock, Event, datetime | None]:
-        """The block, its event, and when time alone changes it (a fact in it expires or a
+        self, query: str, scope: Scope, today: date, turn_id: str | None
+    ) -> tuple[MemoryBlock, RetrievalRecord, datetime | None]:
+        """The block, its record, and when time alone changes it (a fact in it expires or a
         todo falls due soon), so a block kept by date and revision is rebuilt then."""
         now, zone = utcnow(), user_zone(scope.timezone)
         relevant = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
@@ -158,16 +150,10 @@ class Injector:
         shown = {*block.fact_ids, *block.correction_ids, *block.due_ids}
         facts = [*corrections, *todos, *(h.fact for h in relevant)]
         changes_at = next_change([f for f in facts if f.id in shown], todos, now)
-        event = RetrievalEvent(
-            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(block.fact_ids) + len(block.correction_ids) + len(block.due_ids),
-            top_score=block.top_score, injected=not block.empty, trigger="injection",
-            tokens=block.tokens,
-        )  # fmt: skip
-        return block, event, changes_at
+        return block, block_record(scope, turn_id, query, block, relevant), changes_at
 
     def _block_update(
-        self, messages: Sequence[BaseMessage], scope: Scope, today: date
+        self, messages: Sequence[BaseMessage], scope: Scope, today: date, turn_id: str | None
     ) -> tuple[list[BaseMessage], list[Event]]:
         """The block to insert (all messages rewritten) or to replace in place, if any."""
         revision = self._revision(scope.user_id)
@@ -183,25 +169,29 @@ class Injector:
             if first is None:
                 return [], []
             query = first.text[:MAX_QUERY_CHARS]
-        block, event, changes_at = self._build_block(query, scope, today)
+        block, record, changes_at = self._build_block(query, scope, today, turn_id)
         meta = {"date": today.isoformat(), "revision": revision, "query": query,
                 "tokens": block.tokens}  # fmt: skip
         if changes_at is not None:
             meta["until"] = changes_at.isoformat()
+        if existing is not None and block.text == existing.content:
+            # Same text: the bytes stay as they were, only the refresh key is updated.
+            return [hidden_message(block.text, "block", id=existing.id, meta=meta)], []
+        events: list[Event] = [self.noted(record, injected=not block.empty)]
         if existing is None:
             if block.empty:
-                return [], [event]
+                return [], events
             fresh = hidden_message(block.text, "block", meta=meta)
-            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], [event]
+            return [RemoveMessage(id=REMOVE_ALL_MESSAGES), fresh, *messages], events
         if block.empty:  # everything it showed was forgotten: it must not linger
-            return [RemoveMessage(id=existing.id or "")], [event]
-        replaced = hidden_message(block.text, "block", id=existing.id, meta=meta)
-        # Same text: the bytes stay as they were, only the refresh key is updated.
-        return [replaced], [] if block.text == existing.content else [event]
+            return [RemoveMessage(id=existing.id or "")], events
+        return [hidden_message(block.text, "block", id=existing.id, meta=meta)], events
 
     # -- cues -----------------------------------------------------------------------
 
-    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event]]:
+    def _cue_notes(
+        self, text: str, scope: Scope, turn_id: str | None
+    ) -> tuple[list[BaseMessage], list[Event]]:
         cue = self.signals.detect("recall_cue", text)
         if cue is None:
             return [], []
@@ -209,7 +199,7 @@ class Injector:
             return [
                 hidden_message(render_recall_hint(cue, after_fetch=False, spec=self.spec), "hint")
             ], []
-        note, event = self.recalled_note(text, scope, "cue")
+        note, event = self.recalled_note(text, scope, "cue", turn_id)
         if self.mode == "auto":
             return [note], [event]
         if event.hits:  # hybrid: the facts, and the tool for more
@@ -231,8 +221,8 @@ class Injector:
         if user is None:
             return None, []
         try:
-            block_msgs, events = self._block_update(messages, scope, today)
-            notes, cue_events = self._cue_notes(user.text, scope)
+            block_msgs, events = self._block_update(messages, scope, today, user.id)
+            notes, cue_events = self._cue_notes(user.text, scope, user.id)
         except RecallmemError as exc:
             log.warning("recallmem: memory unavailable for this turn: %s", exc)
             return None, []

@@ -274,18 +274,33 @@ def render_recalled(
 
     Facts that do not fit are left out, best first kept.
     """
+    return pack_recalled(hits, query=query, trigger=trigger, max_tokens=max_tokens,
+                         counter=counter, spec=spec)[0]  # fmt: skip
+
+
+def pack_recalled(
+    hits: Sequence[ScoredFact],
+    *,
+    query: str,
+    trigger: str,
+    max_tokens: int,
+    counter: TokenCounter | None = None,
+    spec: MemoryBlockSpec | None = None,
+) -> tuple[str, tuple[str, ...]]:
+    """:func:`render_recalled`'s note and the ids of the facts it carries, in order."""
     spec = spec or load_memory_block_spec()
     n, t = spec.notes, spec.block
     safe_query = quote_text(query, in_quotes=True)[:200]
     opening = n.recalled_open.format(trigger=quote_text(trigger))
     if not hits:
-        return "\n".join([opening, n.recalled_empty.format(query=safe_query), n.recalled_close])
+        return "\n".join([opening, n.recalled_empty.format(query=safe_query), n.recalled_close]), ()
     budget = _Budget(counter or get_counter())
     header = n.recalled_header.format(query=safe_query)
     room = max_tokens - budget.cost(opening) - budget.cost(n.recalled_close)
     items = [(h.fact.id, _fact_line(h.fact, t)) for h in hits]
     taken, _ = budget.take(header, items, room)
-    return "\n".join([opening, header, *(line for _, line in taken), n.recalled_close])
+    text = "\n".join([opening, header, *(line for _, line in taken), n.recalled_close])
+    return text, tuple(key for key, _ in taken)
 
 
 def render_recall_hint(cue: str, *, after_fetch: bool, spec: MemoryBlockSpec | None = None) -> str:
@@ -305,6 +320,7 @@ __all__ = [
     "MemoryBlockSpec",
     "build_block",
     "load_memory_block_spec",
+    "pack_recalled",
     "render_confirmation",
     "render_recall_hint",
     "render_recalled",

@@ -27,7 +27,7 @@ from recallmem.server.schemas import (
     FactPatch,
 )
 from recallmem.server.state import MemoryDep, State
-from recallmem.types import Category, Fact, Source
+from recallmem.types import MANUAL_SOURCE, Category, Fact, Source
 
 router = APIRouter(
     prefix="/v1/users/{user_id}/facts",
@@ -97,7 +97,7 @@ async def create_fact(
 ) -> Fact:
     """Store a new fact (201), or, if it says what one of the user's facts already says,
     confirm that fact and return it (200); ``Recallmem-Outcome`` names which."""
-    source = Source(thread_id=body.thread_id, quote=body.quote, extractor="manual")
+    source = Source(thread_id=body.thread_id, quote=body.quote, extractor=MANUAL_SOURCE)
     fact = await memory.aremember(
         body.content,
         user_id=user,
