@@ -144,6 +144,7 @@ async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDeta
     lineage = await asyncio.to_thread(_lineage, memory, fact, user)
     evidence = [
         Evidence(
+            kind=s.kind,
             thread_id=s.thread_id,
             message_ids=list(s.message_ids),
             quote=s.quote,
@@ -153,7 +154,9 @@ async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDeta
         )
         for s in fact.sources
     ]
-    return FactDetail(fact=fact, evidence=evidence, history=list(fact.history), lineage=lineage)
+    source = evidence[0].kind if evidence else "unknown"
+    return FactDetail(fact=fact, source=source, evidence=evidence, history=list(fact.history),
+                      lineage=lineage)  # fmt: skip
 
 
 @router.patch("/{fact_id}", response_model=Fact, summary="Edit a fact")

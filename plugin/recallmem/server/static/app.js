@@ -5,6 +5,11 @@ const PAGE = 25;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
 const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
 const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
+// Who wrote a fact (the API's source kinds): a person and an agent's model are told apart.
+const SOURCES = {
+  manual: "manual (a person or a program)", planner: "planner (an agent's remember tool)",
+  extraction: "extraction", consolidation: "consolidation", unknown: "unknown",
+};
 const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
 
 const $ = (selector) => document.querySelector(selector);
@@ -128,11 +133,16 @@ async function showDetail(id) {
   renderDetail(detail);
 }
 
-function renderDetail({ fact, evidence, history, lineage }) {
+function sourceLine(e) {
+  const model = e.kind === "extraction" || e.kind === "consolidation" ? ` by ${e.extractor}` : "";
+  return `${SOURCES[e.kind] || e.kind}${model}${e.prompt_version ? ` (prompt ${e.prompt_version})` : ""}`;
+}
+
+function renderDetail({ fact, source, evidence, history, lineage }) {
   const pane = $("#detail");
   const facts = [
     ["id", fact.id], ["category", fact.category], ["confidence", fact.confidence.toFixed(2)],
-    ["status", fact.status], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
+    ["status", fact.status], ["source", SOURCES[source] || source], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
     ["thread", fact.thread_id || "—"], ["confirmations", fact.confirmations],
     ["created", when(fact.created_at)], ["updated", when(fact.updated_at)],
     ["last recalled", when(fact.last_accessed_at)], ["valid until", when(fact.valid_until)],
@@ -155,7 +165,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
     evidence.length
       ? el("ul", { className: "evidence" }, evidence.map((e) => el("li", {},
           e.quote ? el("blockquote", {}, e.quote) : el("span", { className: "muted" }, "no quote"),
-          el("span", { className: "meta" }, `${e.extractor || "unknown"}${e.prompt_version ? ` (prompt ${e.prompt_version})` : ""} · thread ${e.thread_id || "—"} · ${when(e.at)}${e.message_ids.length ? ` · messages ${e.message_ids.join(", ")}` : ""}`),
+          el("span", { className: "meta" }, `${sourceLine(e)} · thread ${e.thread_id || "—"} · ${when(e.at)}${e.message_ids.length ? ` · messages ${e.message_ids.join(", ")}` : ""}`),
         )))
       : el("p", { className: "muted" }, "No recorded source."),
     el("h3", {}, "Edit history"),
