@@ -14,10 +14,13 @@ of the process; a power cut may lose the last few, which only an audit would mis
 
 A record that cannot be written (a full disk, a file locked past the timeout) is logged
 and dropped: recording never breaks an agent's turn. A purge is another matter: when it
-cannot erase the user's records it raises, as any purge that leaves text behind does.
-Erasing: ``secure_delete`` zeroes the bytes of every deleted row, and a purge then
-rewrites the file (:func:`recallmem.store.scrub.scrub_sqlite`), so no byte of an erased
-record stays in it or in its write-ahead log.
+cannot erase the records it must, it raises, as any purge that leaves text behind does.
+What a purge erases: all of the user's records ("forget me"), those of the agent or
+thread purged, and every record that names a purged fact, shown or dropped: its query
+is what brought that fact up, so it is likely to quote it. ``secure_delete`` zeroes the
+bytes of every deleted row, and a purge then rewrites the file
+(:func:`recallmem.store.scrub.scrub_sqlite`), so no byte of an erased record stays in
+it or in its write-ahead log.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ class RetrievalRecords:
         return [RetrievalRecord.model_validate_json(row) for (row,) in rows]
 
     def forget(self, user_id: str, fact_ids: Collection[str] | None) -> None:
-        """Erase the user's records (``fact_ids`` None), or the entries of those facts."""
+        """Erase the user's records (``fact_ids`` None), or those naming these facts."""
         self._erase(user_id, None if fact_ids is None else set(fact_ids), {})
 
     def forget_scope(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> None:
@@ -149,19 +152,13 @@ class RetrievalRecords:
                 return
             where = " AND ".join(["user_id = ?", *(f"{k} = ?" for k in scope)])
             args = (user_id, *scope.values())
-            if fact_ids is None:
-                changed = db.execute(f"DELETE FROM retrievals WHERE {where}", args).rowcount
-            else:
-                rows = db.execute(f"SELECT seq, record FROM retrievals WHERE {where}", args)
-                changed = 0
-                for seq, text in rows.fetchall():
-                    record = RetrievalRecord.model_validate_json(text)
-                    named = {s.fact_id for s in record.shown} | {d.fact_id for d in record.dropped}
-                    if not fact_ids.isdisjoint(named):
-                        db.execute("UPDATE retrievals SET record = ? WHERE seq = ?",
-                                   (record.without(fact_ids).model_dump_json(), seq))  # fmt: skip
-                        changed += 1
-        if changed:
+            rows = db.execute(f"SELECT seq, record FROM retrievals WHERE {where}", args)
+            doomed = [
+                (seq,) for seq, text in rows.fetchall()
+                if fact_ids is None or not fact_ids.isdisjoint(_names(text))
+            ]  # fmt: skip
+            db.executemany("DELETE FROM retrievals WHERE seq = ?", doomed)
+        if doomed:
             scrub_sqlite(self.path)
 
     def close(self) -> None:
@@ -170,3 +167,7 @@ class RetrievalRecords:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _names(record: str) -> set[str]:
+    return RetrievalRecord.model_validate_json(record).names()

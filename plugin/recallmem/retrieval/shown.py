@@ -5,8 +5,8 @@ A :class:`RetrievalRecord` is written for every retrieval whose facts went befor
 model: the memory block at the start of a thread (trigger ``block``), the note a later
 turn gets (``turn``), a recall forced by a cue or a hedge (``cue``, ``hedge``), a
 ``recall`` tool answer (``tool``) and the note of turns not extracted yet (``recent``).
-It names facts by id only, never by their text, so a fact's purge leaves nothing of it
-in a record (``Memory.retrievals`` shows the facts as they are now). Records are kept by
+It names facts by id only, never by their text (``Memory.retrievals`` is read with the
+facts as they are now). Records are kept by
 :class:`~recallmem.persistence.retrieval_records.RetrievalRecords`.
 
 >>> record = RetrievalRecord(user_id="ada", thread_id="t1", turn_id="m1", trigger="tool",
@@ -58,8 +58,7 @@ class RetrievalRecord(BaseModel):
     """One retrieval that reached a model: who, where, why, and which facts.
 
     ``turn_id`` is the id of the user message of the turn; ``query`` what was searched
-    for (cut to ``MAX_QUERY_CHARS``); ``tokens`` what the injected text cost;
-    ``erased`` how many entries a fact purge removed since (their facts are gone).
+    for (cut to ``MAX_QUERY_CHARS``); ``tokens`` what the injected text cost.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,7 +74,6 @@ class RetrievalRecord(BaseModel):
     shown: tuple[ShownFact, ...] = ()
     dropped: tuple[DroppedFact, ...] = ()
     tokens: int | None = Field(default=None, ge=0)
-    erased: int = Field(default=0, ge=0)
 
     @field_validator("user_id")
     @classmethod
@@ -94,11 +92,6 @@ class RetrievalRecord(BaseModel):
         """The ids of the facts shown, in order."""
         return tuple(s.fact_id for s in self.shown)
 
-    def without(self, fact_ids: set[str]) -> RetrievalRecord:
-        """This record with the entries of ``fact_ids`` removed (counted in ``erased``)."""
-        shown = tuple(s for s in self.shown if s.fact_id not in fact_ids)
-        dropped = tuple(d for d in self.dropped if d.fact_id not in fact_ids)
-        gone = len(self.shown) + len(self.dropped) - len(shown) - len(dropped)
-        return self.model_copy(
-            update={"shown": shown, "dropped": dropped, "erased": self.erased + gone}
-        )
+    def names(self) -> set[str]:
+        """The ids of every fact the record names, shown or dropped."""
+        return {s.fact_id for s in self.shown} | {d.fact_id for d in self.dropped}

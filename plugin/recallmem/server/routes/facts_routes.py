@@ -26,7 +26,7 @@ from recallmem.server.schemas import (
     FactPage,
     FactPatch,
 )
-from recallmem.server.state import MemoryDep, State
+from recallmem.server.state import MemoryDep
 from recallmem.types import MANUAL_SOURCE, Category, Fact, Source
 
 router = APIRouter(
@@ -181,11 +181,12 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
 
 
 @router.delete("/{fact_id}", response_model=Affected, summary="Forget a fact")
-async def delete_fact(user: UserId, state: State, fact_id: FactId, purge: bool = False) -> Affected:
-    """Soft-delete (out of recall, kept for audit), or erase with ``purge=true``."""
-    affected = await state.memory.aforget(fact_id, user_id=user, purge=purge)
-    if purge:  # the retrieval log quotes the user's facts and messages
-        state.retrievals.forget(user)
+async def delete_fact(
+    user: UserId, memory: MemoryDep, fact_id: FactId, purge: bool = False
+) -> Affected:
+    """Soft-delete (out of recall, kept for audit), or erase with ``purge=true`` (the
+    retrieval records that name it go too)."""
+    affected = await memory.aforget(fact_id, user_id=user, purge=purge)
     return Affected(affected=affected, purged=purge)
 
 
