@@ -18,9 +18,10 @@ cannot erase the records it must, it raises, as any purge that leaves text behin
 What a purge erases: all of the user's records ("forget me"), those of the agent or
 thread purged, and every record that names a purged fact, shown or dropped: its query
 is what brought that fact up, so it is likely to quote it. ``secure_delete`` zeroes the
-bytes of every deleted row, and a purge then rewrites the file
-(:func:`recallmem.store.scrub.scrub_sqlite`), so no byte of an erased record stays in
-it or in its write-ahead log.
+bytes of every deleted row (and every page freed), and a purge then checkpoints the
+write-ahead log into the file and empties it, so no byte of an erased record stays in
+either. Rewriting the file (``VACUUM``, as the queue's scrub does) would too, at a cost
+that grows with every user's records (docs/decisions/0061).
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.limits import check_page, check_scope_id, check_user_id
 from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.store.erasure import Erasure
-from recallmem.store.scrub import scrub_sqlite
 
 log = logging.getLogger("recallmem.store")
 
@@ -158,8 +159,10 @@ class RetrievalRecords:
                 if fact_ids is None or not fact_ids.isdisjoint(_names(text))
             ]  # fmt: skip
             db.executemany("DELETE FROM retrievals WHERE seq = ?", doomed)
-        if doomed:
-            scrub_sqlite(self.path)
+        # Also when nothing was left to delete: a purge retried after a busy log empties it.
+        with self._using("empty the write-ahead log", write=False) as db:
+            assert db is not None
+            _truncate_log(db, self.path)
 
     def close(self) -> None:
         """Close the file (a later call opens it again)."""
@@ -171,3 +174,14 @@ class RetrievalRecords:
 
 def _names(record: str) -> set[str]:
     return RetrievalRecord.model_validate_json(record).names()
+
+
+def _truncate_log(db: sqlite3.Connection, path: Path) -> None:
+    """Copy the write-ahead log into the file and empty it, so the deleted rows' earlier
+    pages leave with it (waiting, within the busy timeout, for readers to finish)."""
+    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise StoreError(
+            f"the records are erased, but {path}'s write-ahead log could not be emptied "
+            "while another process read it; purge again"
+        )
