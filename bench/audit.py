@@ -162,7 +162,9 @@ def _section(table: str, tools: str) -> str:
         f"{table}\n\n"
         "The `remember` tool now goes through `Memory.remember_proposed` (extraction's "
         "rules, planned and written under the user's lock) instead of `Memory.remember`:\n\n"
-        f"{tools}\n\n{machine_note()}\n"
+        f"{tools}\n\nWall-clock p95s include waiting for a core: the 2 cores were shared "
+        "with other runs (the load below); the CPU columns are the work itself.\n"
+        f"{machine_note()}\n"
     )
 
 

@@ -2,8 +2,12 @@
 
 Their descriptions are data in ``prompts/tools.yaml``. The user, agent and thread come
 from the run (see :mod:`recallmem.agent.scope`), never from the arguments, so a model
-cannot be talked into reading or writing another user's memory. Errors come back to
-the model as text that says what to do next. Every stored or model-written text in a
+cannot be talked into reading or writing another user's memory. ``remember`` holds the
+model's fact to extraction's rules (``Memory.remember_proposed``: the threshold, no
+secret, the scope rules and cap, duplicates confirm) and records it as the planner's,
+with the user message the call answers; ``recall`` records what it returned
+(``Memory.record_retrieval``). Errors and refusals come back to the model as text that
+says what to do next. Every stored or model-written text in a
 result goes through :func:`recallmem.text.quoting.quote_text`, so a fact renders as one line
 of data that cannot pose as another fact or an instruction. Async calls (``ainvoke``) run the same
 bodies in a worker thread, as LangChain does for tools without a coroutine.
@@ -120,7 +124,7 @@ def _validation_error(texts: ToolTexts) -> Callable[[ValidationError], str]:
     return explain
 
 
-def turn_id(runtime: ToolRuntime | None) -> str | None:
+def turn_message_id(runtime: ToolRuntime | None) -> str | None:
     """The id of the user message whose turn a tool call is part of (None outside a run)."""
     state = runtime.state if runtime is not None else None
     messages = state.get("messages") if isinstance(state, Mapping) else None
@@ -187,7 +191,7 @@ class MemoryToolkit(BaseToolkit):
                 hits = memory.recall(**arguments(query, k, config), categories=categories)
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
-            record = tool_record(scope, turn_id(runtime), query, hits)
+            record = tool_record(scope, turn_message_id(runtime), query, hits)
             memory.record_retrieval(record)
             emit(RetrievalEvent.from_record(record, injected=True), config)
             return format_hits(hits, query, texts), hits
@@ -219,7 +223,7 @@ class MemoryToolkit(BaseToolkit):
                 outcome = memory.remember_proposed(
                     content, category=category, confidence=confidence, user_id=scope.user_id,
                     agent_id=scope.agent_id, thread_id=scope.thread_id,
-                    message_id=turn_id(runtime), keywords=keywords or (),
+                    message_id=turn_message_id(runtime), keywords=keywords or (),
                 )  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc

@@ -40,22 +40,19 @@ class Writing:
     """Checks a write's input and screens it for secrets before the repository stores it."""
 
     def __init__(
-        self,
-        repository: FactRepository,
-        config: MemoryConfig,
-        extracting: Extracting,
+        self, repository: FactRepository, config: MemoryConfig, extracting: Extracting
     ) -> None:
         self.repository = repository
         self.config = config
         self.extracting = extracting
         # What reached a model: a purge of facts (or of the user) erases their entries.
         self.records = RetrievalRecords(config, repository.erasure)
-        self.proposals = Policy.from_config(config)
+        self.policy = Policy.from_config(config)  # what a model's proposed fact meets
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
 
     @cached_property
-    def proposal_rules(self) -> Rules:
+    def rules(self) -> Rules:
         """The secret and scope rules proposals meet, loaded on first use."""
         return Rules.load(self.config.prompt_dir)
 
@@ -97,9 +94,9 @@ class Writing:
         message_id = optional_key(message_id, "message_id")
         candidate = CandidateFact(
             content=check_content(content), category=parse_category(category),
-            confidence=check_confidence(confidence), keywords=check_keywords(list(keywords)),
+            confidence=check_confidence(confidence), keywords=check_keywords(keywords),
         )  # fmt: skip
-        if refused := refusal(candidate, self.proposals, self.proposal_rules):
+        if refused := refusal(candidate, self.policy, self.rules):
             return ProposalOutcome(outcome="refused", reason=refused.reason, refusal=refused.kind)
         now = utcnow()
         source = Source(thread_id=thread_id, message_ids=(message_id,) if message_id else (),
@@ -112,7 +109,7 @@ class Writing:
                       if f.agent_id == agent_id and f.status is Status.ACTIVE]  # fmt: skip
             plan = plan_proposal(
                 candidate, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
-                source=source, neighbours=near, active=active, policy=self.proposals, now=now,
+                source=source, neighbours=near, active=active, policy=self.policy, now=now,
             )  # fmt: skip
             current = {i: f for i in plan.targets() if (f := index.get(i)) is not None}
             records = apply_plan(plan, current)

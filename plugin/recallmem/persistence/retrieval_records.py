@@ -73,10 +73,14 @@ class RetrievalRecords:
             db = sqlite3.connect(
                 self.path, timeout=_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
             )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA secure_delete=ON")
-            db.executescript(_SCHEMA)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA secure_delete=ON")
+                db.executescript(_SCHEMA)
+            except sqlite3.Error:
+                db.close()
+                raise
             self._db = db
         return self._db
 
