@@ -97,6 +97,15 @@ def test_a_query_is_cut_to_the_query_limit() -> None:
     assert len(record(query="x" * (MAX_QUERY_CHARS + 50)).query) == MAX_QUERY_CHARS
 
 
+def test_a_secret_in_a_query_never_reaches_the_file(home: Path) -> None:
+    """A block's query is the user's first message: redacted, as the queue's words are."""
+    with open_memory(home) as memory:
+        memory.record_retrieval(record(query="remember my email password is hunter2"))
+        [kept] = memory.retrievals("ada")
+        assert kept.query == "remember my email password is [REDACTED]"
+    assert files_holding(home, "hunter2") == []
+
+
 def test_forget_me_leaves_no_byte_of_the_users_records(home: Path) -> None:
     with open_memory(home) as memory:
         memory.remember("Has a cat", user_id="ada", category="identity")

@@ -1,10 +1,11 @@
 """The durable record of what reached a model: ``<home>/retrievals.sqlite3``.
 
 One row per :class:`~recallmem.retrieval.shown.RetrievalRecord`, as JSON, with its user,
-agent and thread beside it for lookups. The file is created by the first record: reading
-a home where nothing was recorded creates nothing. Each write is one transaction that
-also drops the user's oldest rows past ``retrievals_per_user``, so a user's record stays
-bounded however long the service runs.
+agent and thread beside it for lookups; a secret in its query (often the user's message)
+is redacted first, as a conversation is before it is queued. The file is created by the
+first record: reading a home where nothing was recorded creates nothing. Each write is
+one transaction that also drops the user's oldest rows past ``retrievals_per_user``, so
+a user's record stays bounded however long the service runs.
 
 Several processes may share the file: SQLite's WAL mode and a busy timeout let the
 workers of one host (which share a home on a Chroma server) write it at once, and every
@@ -37,6 +38,7 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.limits import check_page, check_scope_id, check_user_id
 from recallmem.retrieval.shown import RetrievalRecord
+from recallmem.secrets.detector import load_secret_rules, redact
 from recallmem.store.erasure import Erasure
 
 log = logging.getLogger("recallmem.store")
@@ -60,6 +62,7 @@ class RetrievalRecords:
     def __init__(self, config: MemoryConfig, erasure: Erasure | None = None) -> None:
         self.path = config.retrievals_path
         self.per_user = config.retrievals_per_user
+        self.prompt_dir = config.prompt_dir
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         if erasure is not None:  # a purge of facts (or of the user) erases their entries
@@ -110,6 +113,10 @@ class RetrievalRecords:
         """Keep ``record``, dropping the user's oldest past the bound; a failure is logged."""
         if self.per_user == 0:
             return
+        # A query is often the user's message: a secret in it never reaches the file.
+        record = record.model_copy(
+            update={"query": redact(record.query, load_secret_rules(self.prompt_dir))}
+        )
         try:
             with self._using("write a retrieval record", create=True) as db:
                 assert db is not None
