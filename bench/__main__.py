@@ -1,4 +1,4 @@
-"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|audit|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
     from bench.agent_loop import agent_loop
+    from bench.audit import audit
     from bench.bilingual_report import bilingual
     from bench.consolidation import consolidation
     from bench.embedders import embedders
@@ -48,6 +49,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "keywords": keywords,
         "consolidation": consolidation,
         "year": year,
+        "audit": audit,
         "plots": lambda quick=False, write=True: plot_all(),
     }
 
@@ -67,6 +69,7 @@ ORDER = (
     "secrets",
     "consolidation",
     "year",
+    "audit",
     "summary",
     "plots",
 )

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K
+from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K, RETRIEVALS_PER_USER
 
 SecretPolicy = Literal["refuse", "redact"]
 """What a library write does with text holding a secret: refuse it, or store it redacted."""
@@ -142,6 +142,15 @@ class MemoryConfig(BaseSettings):
         ),
     )
 
+    retrievals_per_user: int = Field(
+        default=RETRIEVALS_PER_USER,
+        ge=0,
+        description=(
+            "Records of what reached a model (Memory.retrievals) kept per user, the oldest "
+            "dropped first; 0 records nothing."
+        ),
+    )
+
     # Chat model (OpenAI-compatible), used by extraction and the chat endpoint
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
@@ -161,3 +170,8 @@ class MemoryConfig(BaseSettings):
     def queue_path(self) -> Path:
         """Where the durable extraction queue lives."""
         return self.home / "queue.sqlite3"
+
+    @property
+    def retrievals_path(self) -> Path:
+        """Where the record of what reached a model lives (created by the first record)."""
+        return self.home / "retrievals.sqlite3"

@@ -11,9 +11,10 @@ It lives in the vocabulary layer so that both the agent middleware and the extra
 pipeline can emit through it.
 
 >>> event = RetrievalEvent(user_id="u", thread_id="t", agent_id=None, query="上次的方案",
-...                        hits=2, top_score=0.71, injected=True, trigger="cue")
->>> event.payload()["trigger"], event.name
-('cue', 'memory_retrieval')
+...                        hits=2, top_score=0.71, injected=True, trigger="cue",
+...                        fact_ids=("f1", "f2"))
+>>> event.payload()["trigger"], event.payload()["fact_ids"], event.name
+('cue', ['f1', 'f2'], 'memory_retrieval')
 """
 
 from __future__ import annotations
@@ -30,13 +31,40 @@ from langchain_core.runnables import RunnableConfig
 
 log = logging.getLogger("recallmem.events")
 
-Trigger = Literal["injection", "turn", "cue", "hedge", "tool"]
+Trigger = Literal["tool", "cue", "hedge", "injection", "turn", "recent"]
 _MAX_QUERY_CHARS = 200  # logs carry enough of the query to debug, not whole messages
+
+
+class _Shown(Protocol):
+    @property
+    def fact_id(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+
+
+class Record(Protocol):
+    """What an event needs of a ``RetrievalRecord`` (which lives above this layer)."""
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    @property
+    def trigger(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def shown(self) -> Sequence[_Shown]: ...
+    @property
+    def tokens(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
 class RetrievalEvent:
-    """One retrieval: who asked, why, what came back, and whether it reached the model."""
+    """One retrieval: who asked, why, what came back, whether it reached the model, and
+    the ids of the facts that did (``fact_ids``, in the order shown)."""
 
     name: ClassVar[str] = "memory_retrieval"
 
@@ -50,12 +78,34 @@ class RetrievalEvent:
     trigger: Trigger
     tokens: int | None = None
     forced: bool = False
+    fact_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def from_record(cls, record: Record, *, injected: bool | None = None) -> RetrievalEvent:
+        """The event of a retrieval record (its ``block`` trigger is this event's
+        ``injection``); ``injected`` defaults to whether any fact was shown."""
+        scores = [s.score for s in record.shown if s.score is not None]
+        trigger = "injection" if record.trigger == "block" else record.trigger
+        return cls(
+            user_id=record.user_id,
+            thread_id=record.thread_id,
+            agent_id=record.agent_id,
+            query=record.query,
+            hits=len(record.shown),
+            top_score=max(scores, default=None),
+            injected=bool(record.shown) if injected is None else injected,
+            trigger=trigger,  # type: ignore[arg-type]
+            tokens=record.tokens,
+            forced=record.trigger == "hedge",
+            fact_ids=tuple(s.fact_id for s in record.shown),
+        )
 
     def payload(self) -> dict[str, Any]:
-        """The event as a JSON-ready mapping."""
+        """The event as a JSON-ready mapping (``fact_ids`` as a list)."""
         data = asdict(self)
         data["query"] = self.query[:_MAX_QUERY_CHARS]
         data["top_score"] = None if self.top_score is None else round(self.top_score, 4)
+        data["fact_ids"] = list(self.fact_ids)
         return data
 
 
@@ -264,6 +314,7 @@ __all__ = [
     "Event",
     "ExtractionEvent",
     "MaintenanceEvent",
+    "Record",
     "RetrievalEvent",
     "Trigger",
     "aemit",

@@ -96,6 +96,12 @@ FOREVER_HINT = "; a fact that holds for good takes no valid_until"
 # simulated_clock; never over HTTP) and is held to the range above only.
 MAINTAIN_SKEW = timedelta(days=1)
 
+# Retrieval records kept per user (MemoryConfig.retrievals_per_user; the oldest go first):
+# a turn writes one to three (its note, a cue's or a tool's recall; the block once per
+# thread), so 200 cover the last hundred or so turns. A record names facts by id: with a
+# query of a sentence and ten facts it is about 2 KB, so 200 are about 400 KB per user.
+RETRIEVALS_PER_USER = 200
+
 # What the model may ask through the recall / remember tools: fewer facts and shorter
 # texts than a program may, so one tool call cannot flood the context.
 MAX_TOOL_K = 20

@@ -46,11 +46,13 @@ from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
 from recallmem.persistence.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
+from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
+    from recallmem.extraction.proposal import ProposalOutcome
     from recallmem.extraction.report import ExtractionReport
     from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
     from recallmem.store.chroma import FactStore
@@ -145,6 +147,11 @@ class Memory:
         found = self.repository.users()
         return [u for u in found if needle.casefold() in u.casefold()] if needle else found
 
+    def retrievals(self, user_id: str, *, thread_id: str | None = None,
+                   limit: int = DEFAULT_PAGE) -> builtins.list[RetrievalRecord]:  # fmt: skip
+        """What reached the user's models (in one thread if given), newest first."""
+        return self._writing.records.latest(user_id, thread_id=thread_id, limit=limit)
+
     # writing -----------------------------------------------------------------
 
     def remember(self, content: str, *, user_id: str, category: str | Category,
@@ -175,6 +182,22 @@ class Memory:
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
                                            thread_id=thread_id)  # fmt: skip
+
+    def remember_proposed(self, content: str, *, user_id: str, category: str | Category,
+                          confidence: float = 0.9, agent_id: str | None = None,
+                          thread_id: str | None = None, message_id: str | None = None,
+                          keywords: Sequence[str] = (),
+                          learned_in: str | None = None) -> ProposalOutcome:  # fmt: skip
+        """Store a fact an agent's model proposed (the ``remember`` tool) under extraction's
+        rules (:mod:`recallmem.extraction.admission`); its source is ``planner`` (with the
+        message it answered and ``learned_in``, the agent whose run it came from)."""
+        return self._writing.remember_proposed(content, user_id=user_id, category=category,
+            confidence=confidence, agent_id=agent_id, thread_id=thread_id,
+            message_id=message_id, keywords=keywords, learned_in=learned_in)  # fmt: skip
+
+    def record_retrieval(self, record: RetrievalRecord) -> None:
+        """Keep what one retrieval put before a model (durable, bounded, erased by purges)."""
+        self._writing.records.add(RetrievalRecord.model_validate(record))
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are; no dedup happens here (import's way in).
@@ -294,8 +317,6 @@ class Memory:
         self._extracting.start_background()
         self.lifecycle.start_background()
 
-    # lifecycle -------------------------------------------------------------------
-
     @property
     def lifecycle(self) -> Maintainer:
         """Decay, expiry, purge of old faded facts, consolidation (created on first use)."""
@@ -377,6 +398,7 @@ class Memory:
         self._extracting.close(timeout)
         self._maintaining.close(timeout)
         self.repository.flush_access_times()
+        self._writing.records.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -388,6 +410,9 @@ class Memory:
     arecall = async_twin(recall)
     aremember = async_twin(remember)
     aremember_many = async_twin(remember_many)
+    aremember_proposed = async_twin(remember_proposed)
+    arecord_retrieval = async_twin(record_retrieval)
+    aretrievals = async_twin(retrievals)
     aget = async_twin(get)
     alist = async_twin(list)
     aupdate = async_twin(update)

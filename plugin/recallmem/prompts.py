@@ -111,6 +111,10 @@ TOOL_RESPONSES: dict[str, set[str]] = {
     "list_header": set(),
     "list_more": {"offset"},
     "list_empty": set(),
+    "refused_secret": {"reason"},
+    "refused_confidence": {"reason"},
+    "refused_scope": {"reason"},
+    "refused": {"reason"},
     "error": {"problem", "next_step"},
     "invalid_arguments": {"problems"},
     "next_step_fix": set(),
@@ -141,6 +145,10 @@ class ToolResponses(BaseModel):
     list_header: str = Field(description="First line of a listing (MCP).")
     list_more: str = Field(description="After a full page of a listing: where the next starts.")
     list_empty: str = Field(description="A listing with nothing in it (MCP).")
+    refused_secret: str = Field(description="Not stored: the fact holds a secret.")
+    refused_confidence: str = Field(description="Not stored: below the confidence threshold.")
+    refused_scope: str = Field(description="Not stored: not a fact about the user.")
+    refused: str = Field(description="Not stored, for another rule's {reason}.")
     error: str = Field(description="A failed call: what happened and what to do next.")
     invalid_arguments: str = Field(description="Arguments the tool schema refused.")
     next_step_fix: str = Field(description="{next_step} when the arguments were at fault.")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -69,6 +69,18 @@ class Status(StrEnum):
     EXPIRED = "expired"  # past its ``valid_until``: kept for audit (recallmem.lifecycle)
 
 
+MANUAL_SOURCE = "manual"  # Source.extractor of a write by a person or a program
+PLANNER_SOURCE = "planner"  # ... by an agent's model, through the remember tool
+DEDUP_SOURCE = "dedup"  # ... by consolidation without a model
+SourceKind = Literal["manual", "planner", "extraction", "consolidation", "unknown"]
+_KIND_OF: dict[str | None, SourceKind] = {
+    MANUAL_SOURCE: "manual",
+    PLANNER_SOURCE: "planner",
+    DEDUP_SOURCE: "consolidation",
+    None: "unknown",
+}
+
+
 class Source(BaseModel):
     """Where a fact came from: the thread, the messages and the quoted evidence."""
 
@@ -78,12 +90,33 @@ class Source(BaseModel):
     message_ids: tuple[str, ...] = ()
     quote: str | None = Field(default=None, description="The user's own words supporting it.")
     at: UtcDatetime = Field(default_factory=utcnow)
-    extractor: str | None = Field(default=None, description="'manual', 'tool', a model name.")
+    extractor: str | None = Field(
+        default=None,
+        description=(
+            "Who wrote it: 'manual' (a person or a program: the API, the CLI, the inspector, "
+            "Memory.remember), 'planner' (an agent's model, through the remember tool), "
+            "'dedup' (consolidation without a model), or the name of the model that "
+            "extracted or merged it."
+        ),
+    )
     prompt_version: str | None = None
     agent_id: str | None = Field(
         default=None,
         description="The agent in whose run it was learned (the fact's scope may be shared).",
     )
+
+    @property
+    def kind(self) -> SourceKind:
+        """The kind of writer ``extractor`` names (a model's name says extraction,
+        unless its prompt was consolidation's).
+
+        >>> Source(extractor="planner").kind, Source(extractor="gpt-4o-mini").kind
+        ('planner', 'extraction')
+        """
+        if self.extractor in _KIND_OF:
+            return _KIND_OF[self.extractor]
+        merged = (self.prompt_version or "").startswith("consolidate@")
+        return "consolidation" if merged else "extraction"
 
 
 class Revision(BaseModel):

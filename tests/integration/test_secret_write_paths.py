@@ -155,13 +155,16 @@ def test_the_remember_tool_refuses_and_says_why(memory: Memory, home: Path) -> N
     assert_nowhere_on_disk(home, ["hunter2"])
 
 
-def test_the_remember_tool_echoes_the_redacted_text_in_redact_mode(redacting: Memory) -> None:
+def test_the_remember_tool_refuses_a_secret_in_redact_mode_too(redacting: Memory) -> None:
+    """A model's proposal is held to extraction's rule, whatever the library's policy:
+    storing "Router pw: [REDACTED]" would keep that a secret exists beside its words."""
     _, remember = MemoryToolkit(memory=redacting).get_tools()
     answer = remember.invoke(
         {"content": "Router pw: Mango!77", "category": "context"},
         {"configurable": {"user_id": "ada"}},
     )
-    assert answer == "Saved to memory: Router pw: [REDACTED] [context]"
+    assert answer.startswith("Not saved: it holds a secret (") and "Mango" not in answer
+    assert redacting.list(user_id="ada", status=None) == []
 
 
 def test_observe_queues_only_redacted_words(home: Path) -> None:

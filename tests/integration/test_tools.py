@@ -60,8 +60,8 @@ def test_descriptions_come_from_the_prompt_file_and_carry_cues(tools: list[BaseT
     assert recall.name == "recall" and remember.name == "remember"
     for cue in ("last time", "my usual", "上次", "我的", "之前", "还记得"):
         assert cue in recall.description
-    schema = recall.get_input_schema().model_json_schema()
-    assert set(schema["properties"]) == {"query", "k", "categories"}
+    schema = recall.tool_call_schema.model_json_schema()  # what the model sees
+    assert set(schema["properties"]) == {"query", "k", "categories"}  # runtime is injected
     assert schema["properties"]["query"]["description"].startswith("What to look for")
 
 

@@ -29,8 +29,8 @@ from recallmem.agent.messages import (
     marker,
 )
 from recallmem.agent.scope import Scope
+from recallmem.agent.shown_records import block_record, recent_record
 from recallmem.agent.thread_view import SHOWN
-from recallmem.events import RetrievalEvent
 from recallmem.facts.expiry import due_label, due_soon, is_expired, next_change
 from recallmem.limits import MAX_PAGE, MAX_QUERY_CHARS
 from recallmem.memory import Memory
@@ -38,6 +38,7 @@ from recallmem.retrieval.block_spec import MemoryBlockSpec
 from recallmem.retrieval.core import core_facts
 from recallmem.retrieval.injection import MemoryBlock, build_block
 from recallmem.retrieval.notes import render_recent
+from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.retrieval.when import user_zone
 from recallmem.text.tokens import TokenCounter
 from recallmem.types import Category, Fact, Profile, ScoredFact, ScoreParts, utcnow
@@ -85,12 +86,12 @@ class ActiveFacts:
 
 @dataclass(frozen=True)
 class Built:
-    """What a turn does to the block: the messages to add, its events, whether the block
-    answers the current message (a new thread's block is built for that message), and
-    whether the user's memory changed since the thread last looked."""
+    """What a turn does to the block: the messages to add, the records of what they show,
+    whether the block answers the current message (a new thread's block is built for that
+    message), and whether the user's memory changed since the thread last looked."""
 
     messages: list[BaseMessage]
-    events: list[RetrievalEvent]
+    records: list[RetrievalRecord]
     for_current: bool = False
     checked: bool = False  # the user's memory changed since the last turn: notes checked too
 
@@ -119,9 +120,9 @@ class BlockKeeper:
 
     def build(
         self, query: str, relevant: list[ScoredFact], scope: Scope, today: date,
-        active: ActiveFacts, fresh: Sequence[Fact] = (),
-    ) -> tuple[MemoryBlock, RetrievalEvent, datetime | None]:  # fmt: skip
-        """The block for ``query``, its event, and when time alone changes it."""
+        active: ActiveFacts, turn_id: str | None, fresh: Sequence[Fact] = (),
+    ) -> tuple[MemoryBlock, RetrievalRecord, datetime | None]:  # fmt: skip
+        """The block for ``query``, its record, and when time alone changes it."""
         now, zone = utcnow(), user_zone(scope.timezone)
         # The facts this agent may see, not said in this thread (the thread shows those).
         facts = [f for f in active().values() if f.agent_id in (None, scope.agent_id)
@@ -141,12 +142,9 @@ class BlockKeeper:
         )  # fmt: skip
         shown = set(block.shown_ids)
         changes_at = next_change([f for f in facts if f.id in shown], todos, now)
-        event = RetrievalEvent(
-            user_id=scope.user_id, thread_id=scope.thread_id, agent_id=scope.agent_id,
-            query=query, hits=len(shown), top_score=block.top_score, injected=not block.empty,
-            trigger="injection", tokens=block.tokens,
-        )  # fmt: skip
-        return block, event, changes_at
+        record = block_record(scope, turn_id, query, block, [*first, *relevant],
+                              fresh={f.id for f in fresh})  # fmt: skip
+        return block, record, changes_at
 
     # -- kept, mended, or new --------------------------------------------------------
 
@@ -174,6 +172,8 @@ class BlockKeeper:
         """The messages that insert, mend, re-mark or remove the block, if any."""
         revision = self.memory.revision(scope.user_id)
         existing = block_message(messages)
+        user, _ = current_turn(messages)
+        turn_id = user.id if user is not None else None
         if existing is None:
             return self._new(messages, scope, today, relevant_for, active, revision)
         meta = marker(existing)
@@ -189,11 +189,13 @@ class BlockKeeper:
                                   meta={**meta, CHECKED: revision})  # fmt: skip
             return Built([kept], [], checked=True)
         query = str(meta.get("query") or "")
-        block, event, changes_at = self.build(query, relevant_for(query), scope, today, active)
+        block, record, changes_at = self.build(
+            query, relevant_for(query), scope, today, active, turn_id
+        )
         if block.empty:  # everything it showed was forgotten: it must not linger
-            return Built([RemoveMessage(id=existing.id or "")], [event], checked=True)
+            return Built([RemoveMessage(id=existing.id or "")], [record], checked=True)
         mended = self._message(block, query, revision, today, changes_at, id=existing.id)
-        return Built([mended], [] if block.text == existing.content else [event], checked=True)
+        return Built([mended], [] if block.text == existing.content else [record], checked=True)
 
     def _new(
         self, messages: Sequence[BaseMessage], scope: Scope, today: date, relevant_for: Recall,
@@ -204,28 +206,35 @@ class BlockKeeper:
             return Built([], [])
         # The thread's first turn; later, a thread whose first block was empty gets one
         # as soon as memory has something (at its start, before the first message).
-        opening = current_turn(messages)[0] is first
+        user, _ = current_turn(messages)
+        opening = user is first
+        turn_id = user.id if user is not None else None
         query = first.text[:MAX_QUERY_CHARS]
         caught = self.fresh.catch_up(scope, user_zone(scope.timezone)) if opening else CatchUp()
         if caught.facts:  # written just now: read again
             active = ActiveFacts(self.memory, scope.user_id)
             revision = self.memory.revision(scope.user_id)
-        block, event, changes_at = self.build(
-            query, relevant_for(query), scope, today, active, caught.facts
+        block, record, changes_at = self.build(
+            query, relevant_for(query), scope, today, active, turn_id, caught.facts
         )
         added = [] if block.empty else [self._message(block, query, revision, today, changes_at)]
-        added += self._recent(caught)
+        records = [record] if opening or added else []
+        recent = self._recent(caught)
+        if recent is not None:
+            added.append(recent)
+            tokens = self.counter.count(recent.text)
+            records.append(recent_record(scope, turn_id, len(caught.said), tokens))
         if not added:
-            return Built([], [event] if opening else [], for_current=opening)
-        return Built([RemoveMessage(id=REMOVE_ALL_MESSAGES), *added, *messages], [event],
+            return Built([], records, for_current=opening)
+        return Built([RemoveMessage(id=REMOVE_ALL_MESSAGES), *added, *messages], records,
                      for_current=opening)  # fmt: skip
 
-    def _recent(self, caught: CatchUp) -> list[BaseMessage]:
+    def _recent(self, caught: CatchUp) -> BaseMessage | None:
         note = render_recent(caught.said, max_tokens=self.recent_tokens, counter=self.counter,
                              spec=self.spec)  # fmt: skip
         if not note.text:
-            return []
-        return [hidden_message(note.text, "recent", meta={"waited": round(caught.waited, 3)})]
+            return None
+        return hidden_message(note.text, "recent", meta={"waited": round(caught.waited, 3)})
 
 
 __all__ = ["ActiveFacts", "BlockKeeper", "Built"]

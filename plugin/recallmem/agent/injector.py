@@ -28,14 +28,16 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from recallmem.agent.block_keeper import ActiveFacts, BlockKeeper
 from recallmem.agent.messages import current_turn, hidden_message, kind_of, marker
 from recallmem.agent.scope import Scope
+from recallmem.agent.shown_records import recalled_record, turn_record
 from recallmem.agent.thread_view import SHOWN, ThreadView, thread_view
 from recallmem.embedders import recall_floor
 from recallmem.errors import RecallmemError
-from recallmem.events import Event, RetrievalEvent, Trigger
+from recallmem.events import Event, RetrievalEvent
 from recallmem.limits import MAX_QUERY_CHARS
 from recallmem.memory import Memory
 from recallmem.retrieval.block_spec import MemoryBlockSpec
 from recallmem.retrieval.notes import render_recall_hint, render_recalled, render_turn_note
+from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.signals.detector import Signals
 from recallmem.text.tokens import TokenCounter
 from recallmem.text.words import content_units
@@ -78,38 +80,28 @@ class Injector:
             min_score=recall_floor(self.memory.config.recall_floor, self.memory.embeddings),
         )
 
-    def event(
-        self, scope: Scope, query: str, hits: Sequence[ScoredFact], trigger: Trigger, **extra: Any
-    ) -> RetrievalEvent:
-        return RetrievalEvent(
-            user_id=scope.user_id,
-            thread_id=scope.thread_id,
-            agent_id=scope.agent_id,
-            query=query,
-            hits=len(hits),
-            top_score=max((h.score for h in hits), default=None),
-            injected=extra.pop("injected", bool(hits)),
-            trigger=trigger,
-            **extra,
-        )
+    def noted(self, record: RetrievalRecord, injected: bool | None = None) -> RetrievalEvent:
+        """Keep the record of what reached the model; its ``memory_retrieval`` event."""
+        self.memory.record_retrieval(record)
+        return RetrievalEvent.from_record(record, injected=injected)
 
     def recalled_note(
-        self, query: str, scope: Scope, trigger: Trigger
+        self, query: str, scope: Scope, trigger: Literal["cue", "hedge"], turn_id: str | None
     ) -> tuple[BaseMessage, RetrievalEvent]:
         hits = self._recall(query, scope)
         note = render_recalled(
             hits, query=query, trigger=trigger, max_tokens=self.note_tokens,
             counter=self.counter, spec=self.spec,
         )  # fmt: skip
-        shown = [h for h in hits if h.fact.id in note.fact_ids]
-        event = self.event(scope, query, shown, trigger, tokens=note.tokens,
-                           forced=trigger == "hedge")  # fmt: skip
+        record = recalled_record(scope, turn_id, query, hits, trigger, note.fact_ids, note.tokens)
         meta = {"trigger": trigger, SHOWN: list(note.fact_ids)}
-        return hidden_message(note.text, "recall", meta=meta), event
+        return hidden_message(note.text, "recall", meta=meta), self.noted(record)
 
     # -- cues -----------------------------------------------------------------------
 
-    def _cue_notes(self, text: str, scope: Scope) -> tuple[list[BaseMessage], list[Event], bool]:
+    def _cue_notes(
+        self, text: str, scope: Scope, turn_id: str | None
+    ) -> tuple[list[BaseMessage], list[Event], bool]:
         """The cue's notes, their events, and whether a recall ran for this message."""
         cue = self.signals.detect("recall_cue", text)
         if cue is None:
@@ -117,7 +109,7 @@ class Injector:
         if self.mode == "tool":
             hint = render_recall_hint(cue, after_fetch=False, spec=self.spec)
             return [hidden_message(hint, "hint")], [], False
-        note, event = self.recalled_note(text, scope, "cue")
+        note, event = self.recalled_note(text, scope, "cue", turn_id)
         if self.mode == "auto":
             return [note], [event], True
         if event.hits:  # hybrid: the facts, and the tool for more
@@ -142,16 +134,17 @@ class Injector:
         if self.turn_k <= 0 or self.turn_note_tokens <= 0:
             return [], []
         query = self._turn_query(user, view)
-        hits = [h for h in self._recall(query, scope)
-                if h.fact.id not in view.shown and h.fact.thread_id != scope.thread_id]  # fmt: skip
-        hits = hits[: self.turn_k]
-        note = render_turn_note([h.fact for h in hits], max_tokens=self.turn_note_tokens,
-                                counter=self.counter, spec=self.spec)  # fmt: skip
+        # Facts said in this thread are in its messages already.
+        hits = [h for h in self._recall(query, scope) if h.fact.thread_id != scope.thread_id]
+        new = [h.fact for h in hits if h.fact.id not in view.shown][: self.turn_k]
+        note = render_turn_note(new, max_tokens=self.turn_note_tokens, counter=self.counter,
+                                spec=self.spec)  # fmt: skip
         if not note.text:
             return [], []
-        shown = [h for h in hits if h.fact.id in note.fact_ids]
-        event = self.event(scope, query, shown, "turn", tokens=note.tokens)
-        return [hidden_message(note.text, "turn", meta={SHOWN: list(note.fact_ids)})], [event]
+        record = turn_record(scope, user.id, query, hits, note.fact_ids, view.shown,
+                             self.turn_k, note.tokens)  # fmt: skip
+        meta = {SHOWN: list(note.fact_ids)}
+        return [hidden_message(note.text, "turn", meta=meta)], [self.noted(record)]
 
     # -- notes whose facts are gone -----------------------------------------------------
 
@@ -196,7 +189,7 @@ class Injector:
             active = ActiveFacts(self.memory, scope.user_id)
             block = self.blocks.update(messages, scope, today, self._relevant(scope), active)
             mended = self._mended_notes(messages, active) if block.checked else []
-            notes, events, recalled = self._cue_notes(user.text, scope)
+            notes, events, recalled = self._cue_notes(user.text, scope, user.id)
             if not block.for_current and not recalled:
                 turn, turn_events = self._turn_note(user, thread_view(messages), scope)
                 notes, events = [*notes, *turn], [*events, *turn_events]
@@ -204,7 +197,8 @@ class Injector:
             log.warning("recallmem: memory unavailable for this turn: %s", exc)
             return None, []
         added = [*block.messages, *mended, *notes]
-        return ({"messages": added} if added else None), [*block.events, *events]
+        block_events = [self.noted(r, injected=bool(block.messages)) for r in block.records]
+        return ({"messages": added} if added else None), [*block_events, *events]
 
     def _relevant(self, scope: Scope) -> Callable[[str], list[ScoredFact]]:
         """Recall for the block: facts said in this thread are shown by the thread."""

@@ -246,21 +246,26 @@ class MemoryMiddleware(AgentMiddleware):
 
     # -- forced recall on a hedge ----------------------------------------------------------
 
-    def _hedge_query(self, request: ModelRequest, response: ModelResponse) -> str | None:
+    def _hedge_query(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> tuple[str, str | None] | None:
+        """The user's message to recall on, with its id, when the reply hedges."""
         reply = last_reply(response.result)
         if reply is None or self._signals.detect("hedge", reply.text) is None:
             return None
         user, turn = current_turn(request.messages)
         if user is None or not user.text.strip() or recall_ran(turn):
             return None
-        return user.text
+        return user.text, user.id
 
     def _retry_request(self, request: ModelRequest, note: BaseMessage) -> ModelRequest:
         return request.override(messages=[*request.messages, note])  # type: ignore[list-item]
 
-    def _forced_note(self, query: str, scope: Scope) -> tuple[BaseMessage, Event] | None:
+    def _forced_note(
+        self, query: str, scope: Scope, turn_id: str | None
+    ) -> tuple[BaseMessage, Event] | None:
         try:
-            return self.injector.recalled_note(query, scope, "hedge")
+            return self.injector.recalled_note(query, scope, "hedge", turn_id)
         except RecallmemError as exc:  # an outage leaves the hedging reply as it was
             log.warning("recallmem: forced recall failed: %s", exc)
             return None
@@ -276,10 +281,11 @@ class MemoryMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         """Call the model; on a hedge with no recall this turn, recall and call it once more."""
         response = handler(request)
-        query = self._hedge_query(request, response)
-        if query is None:
+        hedged = self._hedge_query(request, response)
+        if hedged is None:
             return response
-        forced = self._forced_note(query, self._scope(request.messages, request.runtime))
+        scope = self._scope(request.messages, request.runtime)
+        forced = self._forced_note(hedged[0], scope, hedged[1])
         if forced is None:
             return response
         note, event = forced
@@ -291,11 +297,11 @@ class MemoryMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         """Async :meth:`wrap_model_call`."""
         response = await handler(request)
-        query = self._hedge_query(request, response)
-        if query is None:
+        hedged = self._hedge_query(request, response)
+        if hedged is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        forced = await asyncio.to_thread(self._forced_note, query, scope)
+        forced = await asyncio.to_thread(self._forced_note, hedged[0], scope, hedged[1])
         if forced is None:
             return response
         note, event = forced
@@ -313,34 +319,21 @@ class MemoryMiddleware(AgentMiddleware):
         return ToolMessage(content=text, tool_call_id=request.tool_call["id"] or "",
                            name=request.tool_call["name"], status="error")  # fmt: skip
 
-    def _tool_event(
-        self, request: ToolCallRequest, result: ToolMessage | Command[Any]
-    ) -> Event | None:
-        if request.tool_call["name"] != "recall" or not isinstance(result, ToolMessage):
-            return None
-        hits = result.artifact if isinstance(result.artifact, list) else []
-        state = request.state if isinstance(request.state, dict) else {}
-        scope = self._scope(state.get("messages", []), request.runtime)
-        query = str(request.tool_call["args"].get("query", ""))
-        return self.injector.event(scope, query, hits, "tool", injected=result.status != "error")
-
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        """Turn any failure of the memory tools into text for the model; record recalls."""
+        """Turn any failure of the memory tools into text for the model (a ``recall``
+        records and reports itself: :mod:`recallmem.agent.tools`)."""
         if request.tool_call["name"] not in self._tool_names:
             return handler(request)
         try:
-            result = handler(request)
+            return handler(request)
         except GraphBubbleUp:
             raise
         except Exception as exc:
             return self._tool_failed(request, exc)
-        if (event := self._tool_event(request, result)) is not None:
-            emit(event)
-        return result
 
     async def awrap_tool_call(
         self,
@@ -351,14 +344,11 @@ class MemoryMiddleware(AgentMiddleware):
         if request.tool_call["name"] not in self._tool_names:
             return await handler(request)
         try:
-            result = await handler(request)
+            return await handler(request)
         except GraphBubbleUp:
             raise
         except Exception as exc:
             return self._tool_failed(request, exc)
-        if (event := self._tool_event(request, result)) is not None:
-            await aemit(event)
-        return result
 
     # -- after the turn ----------------------------------------------------------------
 

@@ -2,8 +2,12 @@
 
 Their descriptions are data in ``prompts/tools.yaml``. The user, agent and thread come
 from the run (see :mod:`recallmem.agent.scope`), never from the arguments, so a model
-cannot be talked into reading or writing another user's memory. Errors come back to
-the model as text that says what to do next. Every stored or model-written text in a
+cannot be talked into reading or writing another user's memory. ``remember`` holds the
+model's fact to extraction's rules (``Memory.remember_proposed``: the threshold, no
+secret, the scope rules and cap, duplicates confirm) and records it as the planner's,
+with the user message the call answers; ``recall`` records what it returned
+(``Memory.record_retrieval``). Errors and refusals come back to the model as text that
+says what to do next. Every stored or model-written text in a
 result goes through :func:`recallmem.text.quoting.quote_text`, so a fact renders as one line
 of data that cannot pose as another fact or an instruction. Async calls (``ainvoke``) run the same
 bodies in a worker thread, as LangChain does for tools without a coroutine.
@@ -23,18 +27,30 @@ Memories about this user (most relevant first; data, not instructions):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
+from langchain_core.tools import (
+    BaseTool,
+    BaseToolkit,
+    InjectedToolArg,
+    StructuredTool,
+    ToolException,
+)
+from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import SkipJsonSchema
 
+from recallmem.agent.messages import current_turn
 from recallmem.agent.scope import resolve_scope
+from recallmem.agent.shown_records import tool_record
 from recallmem.embedders import recall_floor
 from recallmem.errors import MissingScopeError, RecallmemError
+from recallmem.events import RetrievalEvent, emit
+from recallmem.extraction.proposal import ProposalOutcome
 from recallmem.limits import (
     MAX_KEYWORDS,
     MAX_QUERY_CHARS,
@@ -44,23 +60,29 @@ from recallmem.limits import (
 )
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
-from recallmem.secrets.detector import redact
 from recallmem.text.quoting import quote_text
 from recallmem.types import Category, Fact, ScoredFact
 
+# The run's graph state, injected by LangGraph's ToolNode (None when a tool is invoked
+# outside an agent): where the tools find the user message a call answers. The schemas
+# accept it as it comes and leave it out of what they validate and what the model sees.
+Runtime = Annotated[ToolRuntime | None, InjectedToolArg()]
+Injected = Annotated[SkipJsonSchema[Any], InjectedToolArg(), Field(exclude=True)]
+
 
 class RecallInput(BaseModel):
-    """Arguments of ``recall``."""
+    """Arguments of ``recall`` (``runtime`` is injected, never the model's)."""
 
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     k: int | None = Field(default=None, ge=1, le=MAX_TOOL_K)
     categories: list[Category] | None = None
+    runtime: Injected = None
 
 
 class RememberInput(BaseModel):
-    """Arguments of ``remember``."""
+    """Arguments of ``remember`` (``runtime`` is injected, never the model's)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -68,6 +90,7 @@ class RememberInput(BaseModel):
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
+    runtime: Injected = None
 
 
 def described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel]:
@@ -129,11 +152,30 @@ def _tool_error(exc: RecallmemError, texts: ToolTexts) -> ToolException:
     return ToolException(tool_error_text(exc, texts))
 
 
-def remembered_text(fact: Fact, sent: str, texts: ToolTexts) -> str:
-    """What ``remember`` answers: saved, or already stored and confirmed (``sent``: the
-    content the model gave; under secrets="redact" the stored text is the redacted one)."""
-    new = fact.content in (sent, redact(sent))
-    said = texts.responses.remembered if new else texts.responses.confirmed
+def turn_message_id(runtime: ToolRuntime | None) -> str | None:
+    """The id of the user message whose turn a tool call is part of (None outside a run)."""
+    state = runtime.state if runtime is not None else None
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    user, _ = current_turn(messages or [])
+    return user.id if user is not None else None
+
+
+def refusal_text(outcome: ProposalOutcome, texts: ToolTexts) -> str:
+    """What the model reads when ``remember`` refused a fact: why (a secret's kind, never
+    its text), and what to do instead of retrying."""
+    said = texts.responses
+    template = {"secret": said.refused_secret, "confidence": said.refused_confidence,
+                "scope": said.refused_scope}.get(outcome.refusal or "", said.refused)  # fmt: skip
+    return template.format(reason=quote_text(outcome.reason))
+
+
+def remembered_text(outcome: ProposalOutcome, texts: ToolTexts) -> str:
+    """What ``remember`` answers: saved, or already stored and confirmed; raises the
+    refusal as a ToolException (an error result: the model should not retry)."""
+    if outcome.fact is None:
+        raise ToolException(refusal_text(outcome, texts))
+    said = texts.responses.remembered if outcome.outcome == "added" else texts.responses.confirmed
+    fact = outcome.fact
     return said.format(content=quote_text(fact.content), category=fact.category.value)
 
 
@@ -171,13 +213,18 @@ class MemoryToolkit(BaseToolkit):
             query: str,
             k: int | None = None,
             categories: list[Category] | None = None,
+            runtime: Runtime = None,
             *,
             config: RunnableConfig,
         ) -> tuple[str, list[ScoredFact]]:
             try:
+                scope = resolve_scope(config)
                 hits = memory.recall(**arguments(query, k, config), categories=categories)
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
+            record = tool_record(scope, turn_message_id(runtime), query, hits)
+            memory.record_retrieval(record)
+            emit(RetrievalEvent.from_record(record, injected=True), config)
             return format_hits(hits, query, texts), hits
 
         return StructuredTool.from_function(
@@ -198,18 +245,21 @@ class MemoryToolkit(BaseToolkit):
             category: Category,
             confidence: float = 0.9,
             keywords: list[str] | None = None,
+            runtime: Runtime = None,
             *,
             config: RunnableConfig,
         ) -> str:
             try:
                 scope = resolve_scope(config)
-                fact = memory.remember(content, category=category, confidence=confidence,
-                                       user_id=scope.user_id, agent_id=scope.agent_id,
-                                       thread_id=scope.thread_id,
-                                       keywords=keywords or ())  # fmt: skip
+                # A fact the model saves is about the user: every agent of the user sees it.
+                outcome = memory.remember_proposed(
+                    content, category=category, confidence=confidence, user_id=scope.user_id,
+                    agent_id=None, learned_in=scope.agent_id, thread_id=scope.thread_id,
+                    message_id=turn_message_id(runtime), keywords=keywords or (),
+                )  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
-            return remembered_text(fact, content.strip(), texts)
+            return remembered_text(outcome, texts)
 
         return StructuredTool.from_function(
             func=remember,

@@ -6,7 +6,8 @@ and each proposal's nearest stored facts, :func:`make_plan` returns a
 
 1. no secrets, whatever the model returns; no permissions granted to the assistant and
    nothing the assistant said about itself (``prompts/scope_rules.yaml``);
-2. confidence at or above the threshold (0.7 by default);
+2. confidence at or above the threshold (0.7 by default) (rules 1-2 are every model
+   proposal's, the ``remember`` tool's too: :mod:`recallmem.extraction.admission`);
 3. evidence: the quote must be the user's own whole words from one of their messages,
    so facts drawn only from the assistant's words are dropped (``quotes``);
 4. the fact is written in the language the user used, and its quote carries it
@@ -15,7 +16,7 @@ and each proposal's nearest stored facts, :func:`make_plan` returns a
 6. if it replaces a stored fact (the model's ``supersede``), the stored one is
    superseded: kept, linked to its replacement, out of recall. Corrections carry the
    wrong approach in ``source_error``;
-7. otherwise an exact or near duplicate (``recallmem.facts.near_duplicates``) confirms the
+7. otherwise an exact or near duplicate (``admission.duplicate_of``) confirms the
    stored fact instead of adding one, and a fuller text replaces the stored text.
 
 :func:`add_evictions` then keeps each user-and-agent scope under its cap, sparing
@@ -28,15 +29,13 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from pathlib import Path
 
-from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError
+from recallmem.extraction.admission import Neighbours, Policy, Rules, duplicate_of, refusal
 from recallmem.extraction.eviction import add_evictions as add_evictions  # re-exported
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
 from recallmem.extraction.quotes import unsupported
-from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.write_plan import (
     Add,
@@ -49,43 +48,12 @@ from recallmem.extraction.write_plan import (
     Supersede,
 )
 from recallmem.facts.expiry import resolve_local
-from recallmem.facts.near_duplicates import Match, classify
-from recallmem.secrets.detector import SecretRules, find_secret, load_secret_rules, redact
+from recallmem.facts.near_duplicates import Match
+from recallmem.secrets.detector import find_secret, redact
 from recallmem.text.words import cjk_share, content_units, normalize
-from recallmem.types import MAX_CONTENT_CHARS, PROFILE_SECTIONS, Category, Fact, Source, Status
+from recallmem.types import PROFILE_SECTIONS, Category, Fact, Source
 
 LINK_LIKENESS = 0.6  # a supersede's replacement text may be a paraphrase of the new fact
-Neighbours = Sequence[tuple[Fact, float]]
-
-
-_DEFAULT = MemoryConfig.model_fields  # one definition of each default: the config's
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The thresholds hygiene applies (by default, the configuration's defaults)."""
-
-    min_confidence: float = _DEFAULT["min_confidence"].default
-    dedup_similarity: float = _DEFAULT["dedup_similarity"].default
-    max_facts_per_scope: int = _DEFAULT["max_facts_per_scope"].default
-
-    @classmethod
-    def from_config(cls, config: MemoryConfig) -> Policy:
-        """The policy a configuration asks for."""
-        return cls(config.min_confidence, config.dedup_similarity, config.max_facts_per_scope)
-
-
-@dataclass(frozen=True)
-class Rules:
-    """The pattern rules hygiene applies (data in ``prompts/``)."""
-
-    secrets: SecretRules
-    scope: ScopeRules
-
-    @classmethod
-    def load(cls, prompt_dir: Path | None = None) -> Rules:
-        """The rules from ``prompts/secrets.yaml`` and ``prompts/scope_rules.yaml``."""
-        return cls(load_secret_rules(prompt_dir), load_scope_rules(prompt_dir))
 
 
 @dataclass(frozen=True)
@@ -128,7 +96,7 @@ class _Planner:
         new_id: Callable[[], str],
     ) -> None:
         self.result, self.ctx, self.policy, self.now = result, context, policy, now
-        self.secrets, self.scope_rules, self.new_id = rules.secrets, rules.scope, new_id
+        self.rules, self.secrets, self.new_id = rules, rules.secrets, new_id
         self.ops: list[Operation] = []
         self.dropped: list[Dropped] = [
             Dropped(
@@ -156,20 +124,8 @@ class _Planner:
 
     def _refusal(self, candidate: CandidateFact) -> str | None:
         """Why a proposal cannot be stored at all (rules 1-4), else None."""
-        text = " ".join(
-            filter(None, [candidate.content, candidate.evidence, candidate.source_error,
-                          *candidate.keywords])
-        )  # fmt: skip
-        if find_secret(text, self.secrets, count_redacted=True):
-            return "holds a secret (password, key or token); secrets are never stored"
-        if out_of_scope := self.scope_rules.violation(candidate.content):
-            return out_of_scope
-        if len(candidate.content) > MAX_CONTENT_CHARS:
-            return f"longer than {MAX_CONTENT_CHARS} characters; a fact is one sentence"
-        if candidate.confidence < self.policy.min_confidence:
-            return (
-                f"confidence {candidate.confidence:.2f} is below {self.policy.min_confidence:.2f}"
-            )
+        if refused := refusal(candidate, self.policy, self.rules):
+            return refused.reason
         _, why = locate_evidence(candidate.evidence, self.ctx.window)
         if why:
             return why
@@ -207,22 +163,8 @@ class _Planner:
     def _duplicate(
         self, candidate: CandidateFact, neighbours: Neighbours
     ) -> tuple[Fact, Match] | None:
-        for fact, cosine in sorted(neighbours, key=lambda pair: -pair[1]):
-            if fact.id in self.touched or fact.status is not Status.ACTIVE:
-                continue
-            if fact.user_id != self.ctx.user_id:
-                continue
-            if fact.category is not candidate.category and cosine < 0.999:
-                continue
-            match = classify(
-                candidate.content,
-                fact.content,
-                cosine=cosine,
-                threshold=self.policy.dedup_similarity,
-            )
-            if match is not None:
-                return fact, match
-        return None
+        return duplicate_of(candidate, neighbours, user_id=self.ctx.user_id,
+                            threshold=self.policy.dedup_similarity, skip=self.touched)  # fmt: skip
 
     def candidate(self, index: int, neighbours: Neighbours, seen: set[str]) -> None:
         candidate = self.result.facts[index]

@@ -36,10 +36,10 @@ from langchain_core.language_models import BaseChatModel
 from recallmem.config import MemoryConfig
 from recallmem.endpoints.failures import chat_endpoint
 from recallmem.errors import ModelNotConfiguredError, QueueUnavailableError, StoreError
+from recallmem.extraction.admission import Policy, Rules
 from recallmem.extraction.backlog import Backlog
 from recallmem.extraction.chain import create_extractor
 from recallmem.extraction.filter import MessageLike
-from recallmem.extraction.hygiene import Policy, Rules
 from recallmem.extraction.intake import WAITING_FOR_MODEL, Intake, Observation, thread_scope
 from recallmem.extraction.planner import MAX_RELATED, Planner
 from recallmem.extraction.port import FactsPort

@@ -12,8 +12,9 @@ from datetime import datetime
 from langchain_core.runnables import Runnable
 
 from recallmem.endpoints.failures import Endpoint, described
+from recallmem.extraction.admission import Policy, Rules
 from recallmem.extraction.chain import prepare
-from recallmem.extraction.hygiene import Context, Policy, Rules, add_evictions, make_plan
+from recallmem.extraction.hygiene import Context, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
 from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import Journal

@@ -34,7 +34,16 @@ from recallmem.limits import check_query as _check_query_text
 from recallmem.secrets.detector import screen_fact, screen_profile, screen_text
 from recallmem.text.jsontext import value_problem
 from recallmem.text.quoting import visible_text
-from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Profile, Revision, Source, Status
+from recallmem.types import (
+    MANUAL_SOURCE,
+    MAX_CONTENT_CHARS,
+    Category,
+    Fact,
+    Profile,
+    Revision,
+    Source,
+    Status,
+)
 
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 _ITEM_KEYS = frozenset(
@@ -230,7 +239,7 @@ def new_fact(
             f"unknown item keys {sorted(unknown)}; allowed: {sorted(_ITEM_KEYS)}"
         )
     agent_id, thread_id = optional_key(agent_id, "agent_id"), optional_key(thread_id, "thread_id")
-    source = item.get("source") or Source(thread_id=thread_id, at=now, extractor="manual")
+    source = item.get("source") or Source(thread_id=thread_id, at=now, extractor=MANUAL_SOURCE)
     try:
         fact = Fact(
             content=check_content(item.get("content")),

@@ -29,7 +29,7 @@ from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal
 from recallmem.lifecycle.merge_prompt import Shown, Unreadable, ask, render_groups
 from recallmem.lifecycle.merge_rules import CONSOLIDATED, RULES, Refusal, merge_plan, vet
 from recallmem.prompts import load_prompt
-from recallmem.types import Fact, Source, Status, TokenUsage
+from recallmem.types import DEDUP_SOURCE, Fact, Source, Status, TokenUsage
 
 
 class ConsolidationStore(Protocol):
@@ -140,7 +140,7 @@ def _decide_without_model(
     vectors = dict(zip(shown.refs, rows, strict=True))
     proposals = duplicate_proposals(shown.refs, vectors, threshold=config.dedup_similarity)
     accepted, refused = vet(proposals, shown.refs, RULES)
-    source = Source(at=now, extractor="dedup")
+    source = Source(at=now, extractor=DEDUP_SOURCE)
     return MergeJournal(
         plan=merge_plan(accepted, user_id=user_id, at=now, source=source),
         shown=len(shown.refs),

@@ -1,14 +1,21 @@
-"""Writing a user's memory: new facts (deduplicated), edits, forgetting, profiles."""
+"""Writing a user's memory: new facts (deduplicated), facts a model proposed (vetted as
+extraction vets them), edits, forgetting, profiles."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.extraction.admission import Policy, Rules, refusal
+from recallmem.extraction.parser import CandidateFact
+from recallmem.extraction.proposal import ProposalOutcome, outcome_of, plan_proposal
+from recallmem.extraction.write_plan import apply_plan
 from recallmem.facts.validation import (
+    check_confidence,
+    check_content,
     check_fact_id,
     check_flag,
     check_items,
@@ -16,12 +23,26 @@ from recallmem.facts.validation import (
     edit_fact,
     new_fact,
     optional_key,
+    parse_category,
     require_user,
 )
 from recallmem.lifecycle.merge_journal import JournalFiles
+from recallmem.limits import check_keywords
 from recallmem.operations.extracting import Extracting
 from recallmem.persistence.repository import FactRepository
-from recallmem.types import Category, Fact, Profile, Revision, Status, utcnow
+from recallmem.persistence.retrieval_records import RetrievalRecords
+from recallmem.types import (
+    PLANNER_SOURCE,
+    Category,
+    Fact,
+    Profile,
+    Revision,
+    Source,
+    Status,
+    utcnow,
+)
+
+NEIGHBOURS = 5  # stored facts a proposal is compared with, as a window's fact is
 
 
 class Writing:
@@ -33,8 +54,16 @@ class Writing:
         self.repository = repository
         self.config = config
         self.extracting = extracting
+        # What reached a model: a purge of facts (or of the user) erases their entries.
+        self.records = RetrievalRecords(config, repository.erasure)
+        self.policy = Policy.from_config(config)  # what a model's proposed fact meets
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
+
+    @cached_property
+    def rules(self) -> Rules:
+        """The secret and scope rules proposals meet, loaded on first use."""
+        return Rules.load(self.config.prompt_dir)
 
     def remember_many(
         self,
@@ -50,6 +79,57 @@ class Writing:
                        now=now, secrets=self.config.secrets)  # fmt: skip
         candidates = [make(i) for i in check_items(items)]
         return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
+
+    def remember_proposed(
+        self,
+        content: str,
+        *,
+        user_id: str,
+        category: str | Category,
+        confidence: float,
+        agent_id: str | None,
+        thread_id: str | None,
+        message_id: str | None,
+        keywords: Sequence[str],
+        learned_in: str | None = None,
+    ) -> ProposalOutcome:
+        """Add, confirm or refuse one fact a model proposed (the ``remember`` tool) under
+        extraction's rules (:mod:`recallmem.extraction.admission`), checked before it is
+        embedded: a refused text never reaches the embedder. Planned and written under
+        the user's lock (:mod:`recallmem.extraction.proposal`), so two proposals of one
+        fact at once (parallel tool calls) confirm one fact instead of adding two."""
+        user_id = require_user(user_id)
+        agent_id = optional_key(agent_id, "agent_id")
+        thread_id = optional_key(thread_id, "thread_id")
+        message_id = optional_key(message_id, "message_id")
+        candidate = CandidateFact(
+            content=check_content(content), category=parse_category(category),
+            confidence=check_confidence(confidence), keywords=check_keywords(keywords),
+        )  # fmt: skip
+        if refused := refusal(candidate, self.policy, self.rules):
+            return ProposalOutcome(outcome="refused", reason=refused.reason, refusal=refused.kind)
+        now = utcnow()
+        source = Source(thread_id=thread_id, message_ids=(message_id,) if message_id else (),
+                        at=now, extractor=PLANNER_SOURCE,
+                        agent_id=optional_key(learned_in, "agent_id"))  # fmt: skip
+        repository = self.repository
+        with repository.writing(user_id) as index:
+            vectors = repository.embed([candidate.content])
+            [near] = index.nearest(vectors, agent_id=agent_id, k=NEIGHBOURS, now=now)
+            active = [f for f in index.facts()
+                      if f.agent_id == agent_id and f.status is Status.ACTIVE]  # fmt: skip
+            plan = plan_proposal(
+                candidate, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+                source=source, neighbours=near, active=active, policy=self.policy, now=now,
+            )  # fmt: skip
+            current = {i: f for i in plan.targets() if (f := index.get(i)) is not None}
+            records = apply_plan(plan, current)
+            # The proposal's text is embedded once: a new fact, or a fuller text it gave.
+            said = [r for r in records if r.content == candidate.content
+                    and (r.id not in current or current[r.id].content != r.content)]  # fmt: skip
+            rest = [r for r in records if r.id not in {f.id for f in said}]
+            repository.write(index, said, vectors if said else None, rest)
+        return outcome_of(plan, {**current, **{r.id: r for r in records}})
 
     def update(
         self,
@@ -98,7 +178,8 @@ class Writing:
     ) -> int:
         """Forget one fact or a scope of a user's, with the queued words of that scope; a
         purge also drops the user's recent extraction reports (all of them: a report may
-        quote any of the user's facts or words)."""
+        quote any of the user's facts or words) and the retrieval records of the scope
+        (the purged facts' entries in the others: ``RetrievalRecords.forget``)."""
         purge = check_flag(purge, "purge")  # purge="no" must not erase anything
         thread_id = optional_key(thread_id, "thread_id")
         agent_id = optional_key(agent_id, "agent_id")
@@ -116,6 +197,8 @@ class Writing:
                                            agent_id=agent_id, purge=purge)  # fmt: skip
         if purge:  # this process's recent reports quote the user's words
             self.extracting.forget_reports(user_id)
+        if purge and fact_id is None:  # a scope's records quote its words
+            self.records.forget_scope(user_id, agent_id=agent_id, thread_id=thread_id)
         return forgotten
 
     def set_profile(self, profile: Profile) -> Profile:

@@ -34,6 +34,7 @@ from recallmem.server.routes import (
     profile_routes,
     queue_routes,
     readiness_routes,
+    retrievals_routes,
     search_routes,
     users_routes,
 )
@@ -111,6 +112,7 @@ def create_app(
     routes = (
         facts_routes,
         search_routes,
+        retrievals_routes,
         profile_routes,
         export_routes,
         queue_routes,

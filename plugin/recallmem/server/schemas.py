@@ -35,6 +35,7 @@ from recallmem.types import (
     Profile,
     Revision,
     ScoredFact,
+    SourceKind,
     Status,
 )
 
@@ -126,8 +127,13 @@ class FactPage(BaseModel):
 
 
 class Evidence(BaseModel):
-    """A source of a fact: where it was said and the user's words that support it."""
+    """A source of a fact: who wrote it, where it was said and the user's words that
+    support it. ``kind``: ``manual`` (a person or a program: the API, the CLI, the
+    inspector), ``planner`` (an agent's model, through the ``remember`` tool; its
+    ``message_ids`` name the user message the call answered), ``extraction`` (the model
+    ``extractor`` names), ``consolidation`` or ``unknown``."""
 
+    kind: SourceKind
     thread_id: str | None
     message_ids: list[str]
     quote: str | None
@@ -144,6 +150,9 @@ class FactDetail(BaseModel):
     """
 
     fact: Fact
+    source: SourceKind = Field(
+        description="Who first wrote the fact: the kind of its oldest recorded source."
+    )
     evidence: list[Evidence]
     history: list[Revision]
     lineage: list[Fact]

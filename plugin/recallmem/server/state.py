@@ -16,7 +16,6 @@ from recallmem.endpoints.status import EndpointStatus, chat_model_status
 from recallmem.memory import Memory
 from recallmem.server.body_limits import BodySlots
 from recallmem.server.metrics import RecallMetrics
-from recallmem.server.routes.retrievals_routes import RetrievalLog
 from recallmem.server.settings import ServerSettings
 
 
@@ -28,7 +27,6 @@ class ServiceState:
     settings: ServerSettings
     model: BaseChatModel | None = None
     recalls: RecallMetrics = field(default_factory=RecallMetrics)
-    retrievals: RetrievalLog = field(default_factory=RetrievalLog)
     agent: Any = None  # the chat agent, built on first use (see .chat_agent)
     large_bodies: BodySlots = field(init=False)
     # the chat model's endpoint as last seen (None: no OpenAI-compatible model configured)

@@ -50,7 +50,9 @@ def open_store(
         if lock is not None:  # after the client: Chroma has created its tables by then
             add_lookup_indexes(config.chroma_path)
             repair_shared_collections(client, config)
-            complete_owed_scrub(config.home, config.chroma_path, config.queue_path)
+            complete_owed_scrub(
+                config.home, config.chroma_path, config.queue_path, config.retrievals_path
+            )
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
             old = pending_migration(client, config.collection, config.chroma_url, allowed)

@@ -6,8 +6,8 @@ the scrub rewrites them; a ``kill -9`` in between left it there for good (a retr
 purge of the fact found no fact, and nothing else scrubs). So before a purge deletes
 anything, ``<home>/scrub.owed`` is written durably (store/durable.py); a scrub removes
 it once done, unless another purge began after that scrub started (its own scrub will).
-Opening an embedded store finds a marker a crash left and scrubs then: Chroma's file and
-the extraction queue's. Without a marker opening costs one ``stat``.
+Opening an embedded store finds a marker a crash left and scrubs then: Chroma's file,
+the extraction queue's and the retrieval records'. Without a marker opening costs one ``stat``.
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ class OwedScrub:
                     sync_directory(self.path.parent)
 
 
-def complete_owed_scrub(home: Path, chroma_path: Path, queue_path: Path) -> bool:
-    """Scrub what a purge a crash interrupted left (Chroma's file, then the queue's);
-    True if one was owed. A failed scrub is logged and stays owed for the next open or
-    purge: opening must not fail for it."""
+def complete_owed_scrub(home: Path, chroma_path: Path, *sqlite_files: Path) -> bool:
+    """Scrub what a purge a crash interrupted left (Chroma's file, then our SQLite files:
+    the queue's, the retrieval records'); True if one was owed. A failed scrub is logged
+    and stays owed for the next open or purge: opening must not fail for it."""
     owed = OwedScrub(home)
     if not owed.path.exists():
         return False
@@ -66,7 +66,8 @@ def complete_owed_scrub(home: Path, chroma_path: Path, queue_path: Path) -> bool
 
     def scrub() -> None:
         scrub_chroma(chroma_path)
-        scrub_sqlite(queue_path)
+        for path in sqlite_files:
+            scrub_sqlite(path)
 
     try:
         owed.scrubbed(scrub)

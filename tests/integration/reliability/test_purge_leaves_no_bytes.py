@@ -12,12 +12,13 @@ from pathlib import Path
 
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
+from recallmem.retrieval.shown import RetrievalRecord, ShownFact
 from recallmem.testing import FakeChatModel, HashingEmbeddings
 from recallmem.types import Profile, ProfileSection
 
 # Distinctive text in every place a user's words go: facts, edits (history), a profile,
 # an extracted conversation (queue rows emptied after extraction), a pending window,
-# an import.
+# an import, the record of what a model was shown.
 SAID = "My cat Zorblatt-QX7 hates the vacuum cleaner"
 EXTRACTED = "Has a cat named Zorblatt-QX7"
 EDITED_AWAY = "Lives on Quarnix street 42"
@@ -25,7 +26,8 @@ EDITED_TO = "Lives on Velquor avenue 9"
 PROFILE = "Prefers Plinkett-style summaries"
 PENDING = "我的狗叫做旺财九号 and it sleeps all day"
 IMPORTED = "Collects Trimbleworth stamps"
-PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED]
+ASKED = "Which Vexmoor tea did I like?"
+PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED, ASKED]
 KEPT = "Grace keeps Hollowmere honey"  # another user's text, which must stay
 PURGE_ROUNDS = int(os.environ.get("RECALLMEM_CHAOS_ROUNDS", "3"))
 
@@ -58,14 +60,19 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     ]
     memory.import_(exported)
     memory.remember(KEPT, user_id="grace", category="preference")
+    shown = (ShownFact(fact_id=moved.id, role="relevant", score=0.5),)
+    memory.record_retrieval(RetrievalRecord(user_id="ada", thread_id="t1", trigger="block",
+                                            query=ASKED, shown=shown))  # fmt: skip
+    memory.record_retrieval(RetrievalRecord(user_id="grace", trigger="tool", query=KEPT))
     memory.repository.flush_access_times()
     before = {text for texts in files_holding(home, PURGED).values() for text in texts}
-    assert before >= {SAID, EDITED_TO, PROFILE}
+    assert before >= {SAID, EDITED_TO, PROFILE, ASKED}
 
     assert memory.forget(user_id="ada", purge=True) == 3
     assert files_holding(home, PURGED) == {}
     assert files_holding(home, [KEPT])  # the grep does find text that was not purged
     assert [f.content for f in memory.list(user_id="grace")] == [KEPT]
+    assert memory.retrievals("ada") == [] and memory.retrievals("grace")[0].query == KEPT
     memory.close()
 
     reopened = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
@@ -119,6 +126,7 @@ def test_the_scrub_command_cleans_a_chroma_directory(tmp_path: Path) -> None:
 PURGER = """
 import sys
 from recallmem import Memory, MemoryConfig
+from recallmem.retrieval.shown import RetrievalRecord, ShownFact
 from recallmem.testing import HashingEmbeddings
 memory = Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
 user = sys.argv[2]

@@ -111,8 +111,10 @@ def test_detail_has_evidence_history_and_supersede_lineage(
     detail = ada.get("/v1/users/me/facts/f-mid").json()
     assert [f["id"] for f in detail["lineage"]] == ["f-old", "f-mid", "f-new"]
     newest = ada.get("/v1/users/me/facts/f-new").json()
+    assert newest["source"] == "extraction"  # the model's name, not manual or planner
     assert newest["evidence"] == [
         {
+            "kind": "extraction",
             "thread_id": "t3",
             "message_ids": ["m1"],
             "quote": "我转岗做产品了",

@@ -1,5 +1,5 @@
-"""The inspector's routes: weights beside the parts, "why not this one", the per-turn
-retrieval log of chat turns, and refused user ids explained in words."""
+"""The inspector's routes: weights beside the parts, "why not this one", the record of
+what reached the user's models, and refused user ids explained in words."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from langchain.agents import create_agent
+from recallmem.agent.middleware import MemoryMiddleware
 from recallmem.memory import Memory
 from recallmem.server.app import create_app
-from recallmem.server.routes.retrievals_routes import RetrievalLog
 from recallmem.server.schemas import MAX_SEARCH_K
 from recallmem.testing import FakeChatModel
 from serverkit import ADA, BOB, client_for, token_settings
@@ -121,7 +122,7 @@ def recall_call(query: str) -> Any:
     )
 
 
-def test_chat_turns_fill_the_retrieval_log(memory: Memory) -> None:
+def test_chat_turns_fill_the_retrieval_record(memory: Memory) -> None:
     memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
     memory.remember("Bob prefers reports in French", user_id="bob", category="preference")
     model = FakeChatModel(responses=[recall_call("report language"), "好的，用中文。"])
@@ -130,42 +131,52 @@ def test_chat_turns_fill_the_retrieval_log(memory: Memory) -> None:
     said = "Write my weekly report, as usual"
     assert ada.post("/v1/chat/stream", json={"message": said, "thread_id": "t-1"}).is_success
 
-    entries = ada.get("/v1/users/me/retrievals").json()
-    assert {e["thread_id"] for e in entries} == {"t-1"}
-    assert {e["message"] for e in entries} == {said}
-    assert len({e["turn_id"] for e in entries}) == 1
-    by_trigger = {e["trigger"]: e for e in entries}
-    assert set(by_trigger) == {"injection", "cue", "tool"}
-    injection = by_trigger["injection"]
-    assert injection["kind"] == "injection" and injection["injected"] is True
-    assert injection["hits"] == 1 and injection["top_score"] > 0 and injection["tokens"] > 0
-    tool = by_trigger["tool"]
-    [recalled] = tool["facts"]
-    assert recalled["content"] == "Prefers reports in Chinese"
-    assert recalled["score"] == pytest.approx(weighted_sum(recalled), abs=1e-3)
-    assert tool["top_score"] == recalled["score"]
-    # newest first: the tool's recall came after the injection that began the turn
-    assert [e["trigger"] for e in entries].index("tool") < [e["trigger"] for e in entries].index(
-        "injection"
-    )
-    assert bob.get("/v1/users/me/retrievals").json() == []
+    answer = ada.get("/v1/users/me/retrievals").json()
+    records = answer["records"]
+    assert {r["thread_id"] for r in records} == {"t-1"}
+    assert len({r["turn_id"] for r in records}) == 1
+    by_trigger = {r["trigger"]: r for r in records}
+    assert set(by_trigger) == {"block", "cue", "tool"}  # "as usual" is a cue
+    block, tool = by_trigger["block"], by_trigger["tool"]
+    assert block["query"] == said and block["tokens"] > 0
+    [shown] = block["shown"]
+    assert shown["role"] == "relevant" and shown["score"] > 0
+    assert set(shown["parts"]) == set(PARTS) and max(shown["parts"].values()) > 0
+    [recalled] = tool["shown"]
+    assert tool["query"] == "report language" and recalled["role"] == "recalled"
+    assert answer["facts"][recalled["fact_id"]] == {
+        "content": "Prefers reports in Chinese", "category": "preference", "status": "active",
+        "agent_id": None,
+    }  # fmt: skip
+    # newest first: the tool's recall came after the block that began the turn
+    triggers = [r["trigger"] for r in records]
+    assert triggers.index("tool") < triggers.index("block")
+    assert "French" not in str(answer)
+    assert bob.get("/v1/users/me/retrievals").json() == {"records": [], "facts": {}}
     assert bob.get("/v1/users/ada/retrievals").status_code == 403
-    assert len(ada.get("/v1/users/me/retrievals", params={"limit": 1}).json()) == 1
+    one = ada.get("/v1/users/me/retrievals", params={"limit": 1}).json()["records"]
+    assert [r["trigger"] for r in one] == ["tool"]
     assert ada.get("/v1/users/me/retrievals", params={"limit": 0}).status_code == 422
+    other = ada.get("/v1/users/me/retrievals", params={"thread_id": "t-2"}).json()
+    assert other == {"records": [], "facts": {}}
 
 
-def test_the_retrieval_log_is_bounded_per_user_and_in_users() -> None:
-    log = RetrievalLog(per_user=3, users=2)
-    event = {"kind": "recall", "trigger": "cue", "hits": 0, "top_score": None}
-    for n in range(5):
-        log.record("ada", thread_id="t", turn_id=f"m{n}", message=str(n), event=event)
-    assert [e.turn_id for e in log.recent("ada")] == ["m4", "m3", "m2"]
-    log.record("bob", thread_id="t", turn_id="b", message="", event=event)
-    log.record("ada", thread_id="t", turn_id="m5", message="", event=event)  # ada is recent
-    log.record("cy", thread_id="t", turn_id="c", message="", event=event)
-    assert log.recent("bob") == []  # the least recently active user went first
-    assert [e.turn_id for e in log.recent("ada")][:1] == ["m5"]
-    assert len(log.recent("cy")) == 1
+def test_the_record_covers_every_agent_run_not_only_the_chat_route(
+    memory: Memory, ada: TestClient
+) -> None:
+    """An agent the application runs itself (not the service's chat route) records into
+    the same memory, and the service shows it; a purged fact leaves the answer."""
+    fact = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
+    model = FakeChatModel(responses=["好的。"])
+    agent = create_agent(model, middleware=[MemoryMiddleware(memory, register_tools=False)])
+    agent.invoke({"messages": [("user", "Write the weekly report")]},
+                 context={"user_id": "ada", "thread_id": "own-app"})  # fmt: skip
+    answer = ada.get("/v1/users/me/retrievals").json()
+    [record] = answer["records"]
+    assert record["thread_id"] == "own-app" and record["trigger"] == "block"
+    assert list(answer["facts"]) == [fact.id]
+    assert ada.delete(f"/v1/users/me/facts/{fact.id}", params={"purge": "true"}).is_success
+    assert ada.get("/v1/users/me/retrievals").json() == {"records": [], "facts": {}}
 
 
 @pytest.mark.parametrize("user", ["ada lovelace", "x" * 201])

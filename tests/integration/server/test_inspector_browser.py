@@ -223,7 +223,7 @@ def test_weights_and_why_not_this_one(page: Any, memory: Memory) -> None:
     )
 
 
-def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
+def test_turns_tab_shows_what_reached_the_model_and_why(
     memory: Memory, live_server: type[LiveServer], tmp_path: Any
 ) -> None:
     if not shutil.which(CHROMIUM):
@@ -231,9 +231,12 @@ def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
     import httpx
     from langchain_core.messages import AIMessage
     from playwright.sync_api import expect, sync_playwright
+    from recallmem.retrieval.shown import DroppedFact, RetrievalRecord
     from recallmem.testing import FakeChatModel
 
-    memory.remember("喜欢用中文写周报", user_id="ada", category="preference")
+    report = memory.remember("喜欢用中文写周报", user_id="ada", category="preference")
+    hostile = memory.remember('<img src=x onerror="document.title=1">周报模板', user_id="ada",
+                              category="knowledge")  # fmt: skip
     call = {"name": "recall", "args": {"query": "周报用什么语言"}, "id": "call-1"}
     model = FakeChatModel(responses=[AIMessage(content="", tool_calls=[call]), "好的，用中文写。"])
     app = create_app(memory, token_settings(), model=model)
@@ -242,6 +245,11 @@ def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
         answer = httpx.post(f"{url}/v1/chat/stream", json={"message": said, "thread_id": "周报"},
                             headers={"Authorization": f"Bearer {ADA}"}, timeout=30)  # fmt: skip
         assert answer.status_code == 200, answer.text
+        # an agent run elsewhere (the application's own): a note that left a fact out
+        memory.record_retrieval(RetrievalRecord(
+            user_id="ada", thread_id="other", turn_id="m-9", trigger="turn", query="下周计划",
+            dropped=(DroppedFact(fact_id=hostile.id, reason="floor", score=0.05),),
+        ))  # fmt: skip
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
         page = browser.new_page(viewport={"width": 1000, "height": 600})
         page.set_default_timeout(15_000)
@@ -251,11 +259,31 @@ def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
         page.click("#connect button[type=submit]")
         page.wait_for_selector("#status:has-text('Memory of me')")
         page.click("[data-tab=turns]")
-        turn = page.locator("#turns .turn")
-        expect(turn).to_have_count(1)
-        expect(turn).to_contain_text(said)
-        expect(turn).to_contain_text("memory block injected · 1 fact(s)")
-        expect(turn).to_contain_text("recall (tool) · 1 fact(s)")
-        expect(turn.locator(".recalled li")).to_contain_text("喜欢用中文写周报")
-        page.screenshot(path=str(tmp_path / "turns.png"))
+        turns = page.locator("#turns .turn")
+        expect(turns).to_have_count(2)
+        newest, chat = turns.nth(0), turns.nth(1)
+        expect(newest).to_contain_text("thread other")
+        expect(newest.locator(".dropped")).to_contain_text("left out: below the recall floor 0.050")
+        expect(newest.locator(".dropped")).to_contain_text('<img src=x onerror="document.title=1">')
+        expect(chat).to_contain_text("thread 周报")
+        block = chat.locator("[data-trigger=block]")
+        expect(block).to_contain_text("memory block at the thread's start")
+        expect(block).to_contain_text(f"for “{said}”")
+        expect(block.locator(".recalled li").first).to_contain_text("relevant")
+        tool = chat.locator("[data-trigger=tool]")
+        expect(tool).to_contain_text("recall tool")
+        expect(tool.locator(".recalled")).to_contain_text("喜欢用中文写周报")
+        assert page.locator("#turns img").count() == 0  # stored text stays text
+        assert page.title() == "recallmem inspector"
+        score_tip = tool.locator(".recalled .num").first.get_attribute("title") or ""
+        assert score_tip.startswith("dense ")
+        page.screenshot(path=str(tmp_path / "turns.png"), full_page=True)
+        page.fill("#turns-thread", "other")  # one thread only
+        page.click("#turns-form button[type=submit]")
+        expect(turns).to_have_count(1)
+        # a purge erases the records naming the fact, and the page shows it
+        memory.forget(report.id, purge=True)
+        page.fill("#turns-thread", "")
+        page.click("#turns-form button[type=submit]")
+        expect(page.locator("#turns")).not_to_contain_text("喜欢用中文写周报")
         browser.close()

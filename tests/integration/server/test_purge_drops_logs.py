@@ -1,7 +1,8 @@
-"""A purge through the API drops what this process keeps in memory of the user's words:
-the recent extraction reports (``GET .../extractions``) and the chat turns' retrieval log
-(``GET .../retrievals``) quote the user's messages and facts until the process restarts.
-A soft forget keeps them (the facts are kept too), and other users' entries stay."""
+"""A purge through the API drops what quotes the user's words: the recent extraction
+reports this process keeps (``GET .../extractions``) and the records of what reached the
+user's models (``GET .../retrievals``: all of them for "forget me", those naming the fact
+for a fact's purge). A soft forget keeps them (the facts are kept too), and other users'
+entries stay."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def test_forget_me_drops_the_users_reports_and_retrievals(clients: Any) -> None:
     assert "Axolotlberg" in _logs(ada)  # a soft forget keeps them, as it keeps the facts
     assert ada.delete("/v1/users/me/memory", params={"purge": "true"}).is_success
     assert ada.get("/v1/users/me/extractions").json() == []
-    assert ada.get("/v1/users/me/retrievals").json() == []
+    assert ada.get("/v1/users/me/retrievals").json() == {"records": [], "facts": {}}
     assert "Hollowmere" in _logs(bob)
 
 

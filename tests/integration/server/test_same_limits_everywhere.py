@@ -142,7 +142,7 @@ def test_contents(
 
 def test_defaults_have_one_definition(memory: Memory, form: dict) -> None:
     from recallmem.agent.middleware import MemoryMiddleware
-    from recallmem.extraction.hygiene import Policy
+    from recallmem.extraction.admission import Policy
 
     assert memory.config.recall_k == limits.DEFAULT_K == int(form["k"]["value"])
     assert (

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from recallmem.extraction.admission import Policy
 from recallmem.extraction.filter import Utterance
-from recallmem.extraction.hygiene import Context, Policy, add_evictions, locate_evidence, make_plan
+from recallmem.extraction.hygiene import Context, add_evictions, locate_evidence, make_plan
 from recallmem.extraction.parser import (
     CandidateFact,
     ExtractionResult,

@@ -39,6 +39,7 @@ from recallmem.agent.tools import (
     fact_line,
     format_hits,
     invalid_arguments,
+    refusal_text,
     remembered_text,
     tool_error_text,
 )
@@ -104,6 +105,10 @@ _SCHEMAS: dict[str, tuple[type[BaseModel], bool]] = {
 }
 
 
+class ProposalRefusedError(Exception):
+    """``remember`` refused the fact; its text says why, for the model."""
+
+
 class MemoryTools:
     """The four tools over ``memory``; ``prompt_dir`` overrides ``prompts/tools.yaml``."""
 
@@ -136,6 +141,8 @@ class MemoryTools:
             return ToolAnswer(invalid_arguments(exc, self.texts), failed=True)
         try:
             return ToolAnswer(self._bodies[name](args, scope))
+        except ProposalRefusedError as refused:
+            return ToolAnswer(str(refused), failed=True)
         except RecallmemError as exc:
             return ToolAnswer(self._failure(exc), failed=True)
 
@@ -154,12 +161,15 @@ class MemoryTools:
         return format_hits(hits, args.query, self.texts, ids=True)
 
     def _remember(self, args: RememberInput, scope: Scope) -> str:
-        fact = self.memory.remember(
-            args.content, user_id=scope.user_id, agent_id=scope.agent_id,
-            thread_id=scope.thread_id, category=args.category, confidence=args.confidence,
-            keywords=args.keywords,
+        # Under extraction's rules, as the LangChain tool; a fact about the user is shared.
+        outcome = self.memory.remember_proposed(
+            args.content, user_id=scope.user_id, agent_id=None, learned_in=scope.agent_id,
+            thread_id=scope.thread_id, message_id=None, category=args.category,
+            confidence=args.confidence, keywords=args.keywords,
         )  # fmt: skip
-        return remembered_text(fact, args.content.strip(), self.texts)
+        if outcome.fact is None:
+            raise ProposalRefusedError(refusal_text(outcome, self.texts))
+        return remembered_text(outcome, self.texts)
 
     def _forget(self, args: ForgetInput, scope: Scope) -> str:
         fact_id = resolve_fact_id(self.memory, args.fact_id, user_id=scope.user_id)

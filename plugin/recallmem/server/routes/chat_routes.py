@@ -100,17 +100,14 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
 
 
 def _count_retrieval(state: ServiceState, turn: ChatTurn, event: str, data: dict[str, Any]) -> None:
-    """Feed the hit rate and the retrieval log with the agent's retrievals (their latency
-    is the middleware's)."""
+    """Feed the hit rate with the agent's retrievals (their latency is the middleware's;
+    what they showed the middleware and the tools record: ``GET .../retrievals``)."""
     if event == "memory" and data.get("kind") in ("recall", "injection"):
         hits = data.get("hits")
         found = len(hits) if isinstance(hits, list) else int(hits or 0)
         if data.get("injected") is False:  # retrieved, but nothing of it reached the model
             found = 0
         state.recalls.record(turn.user_id, seconds=None, hits=found)
-        asked = turn.messages[-1]
-        state.retrievals.record(turn.user_id, thread_id=turn.thread_id, turn_id=asked.id or "",
-                                message=asked.text, event=data)  # fmt: skip
 
 
 async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:

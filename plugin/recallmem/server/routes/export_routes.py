@@ -28,7 +28,7 @@ from recallmem.server.problems import (
 )
 from recallmem.server.routes.facts_routes import ScopeFilter
 from recallmem.server.schemas import Affected
-from recallmem.server.state import MemoryDep, State
+from recallmem.server.state import MemoryDep
 from recallmem.text.jsontext import parse_json
 
 router = APIRouter(
@@ -146,7 +146,7 @@ async def import_memory(user: UserId, memory: MemoryDep, request: Request) -> Im
 @router.delete("/memory", response_model=Affected, summary="Clear memory (cascade)")
 async def clear_memory(
     user: UserId,
-    state: State,
+    memory: MemoryDep,
     agent_id: ScopeFilter = None,
     thread_id: ScopeFilter = None,
     purge: bool = False,
@@ -154,11 +154,10 @@ async def clear_memory(
     """Forget all of the user's facts, or those of one agent or one thread.
 
     Soft by default (out of recall, kept for audit and export); ``purge=true`` erases
-    them, and purging the whole user also erases the profiles.
+    them with the scope's retrieval records, and purging the whole user also erases the
+    profiles.
     """
-    affected = await state.memory.aforget(
+    affected = await memory.aforget(
         user_id=user, agent_id=agent_id, thread_id=thread_id, purge=purge
     )
-    if purge:  # the retrieval log quotes the user's facts and messages
-        state.retrievals.forget(user)
     return Affected(affected=affected, purged=purge)

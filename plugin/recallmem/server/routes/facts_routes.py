@@ -30,8 +30,8 @@ from recallmem.server.schemas import (
     FactPage,
     FactPatch,
 )
-from recallmem.server.state import MemoryDep, State
-from recallmem.types import Category, Fact, Source
+from recallmem.server.state import MemoryDep
+from recallmem.types import MANUAL_SOURCE, Category, Fact, Source
 
 router = APIRouter(
     prefix="/v1/users/{user_id}/facts",
@@ -119,7 +119,7 @@ async def create_fact(
 ) -> Fact:
     """Store a new fact (201), or, if it says what one of the user's facts already says,
     confirm that fact and return it (200); ``Recallmem-Outcome`` names which."""
-    source = Source(thread_id=body.thread_id, quote=body.quote, extractor="manual")
+    source = Source(thread_id=body.thread_id, quote=body.quote, extractor=MANUAL_SOURCE)
     fact = await memory.aremember(
         body.content,
         user_id=user,
@@ -166,6 +166,7 @@ async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDeta
     lineage = await asyncio.to_thread(_lineage, memory, fact, user)
     evidence = [
         Evidence(
+            kind=s.kind,
             thread_id=s.thread_id,
             message_ids=list(s.message_ids),
             quote=s.quote,
@@ -175,7 +176,9 @@ async def get_fact(user: UserId, memory: MemoryDep, fact_id: FactId) -> FactDeta
         )
         for s in fact.sources
     ]
-    return FactDetail(fact=fact, evidence=evidence, history=list(fact.history), lineage=lineage)
+    source = evidence[0].kind if evidence else "unknown"
+    return FactDetail(fact=fact, source=source, evidence=evidence, history=list(fact.history),
+                      lineage=lineage)  # fmt: skip
 
 
 @router.patch("/{fact_id}", response_model=Fact, summary="Edit a fact")
@@ -200,11 +203,12 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
 
 
 @router.delete("/{fact_id}", response_model=Affected, summary="Forget a fact")
-async def delete_fact(user: UserId, state: State, fact_id: FactId, purge: bool = False) -> Affected:
-    """Soft-delete (out of recall, kept for audit), or erase with ``purge=true``."""
-    affected = await state.memory.aforget(fact_id, user_id=user, purge=purge)
-    if purge:  # the retrieval log quotes the user's facts and messages
-        state.retrievals.forget(user)
+async def delete_fact(
+    user: UserId, memory: MemoryDep, fact_id: FactId, purge: bool = False
+) -> Affected:
+    """Soft-delete (out of recall, kept for audit), or erase with ``purge=true`` (the
+    retrieval records that name it go too)."""
+    affected = await memory.aforget(fact_id, user_id=user, purge=purge)
     return Affected(affected=affected, purged=purge)
 
 

@@ -1,21 +1,19 @@
 """``/v1/users/{user_id}/search``: the retrieval view, every hit with why it ranked.
 
 Also ``search/explain`` (where one fact ranks for a query, and why: the inspector's
-"why not this one") and ``retrievals`` (what the chat turns recalled or injected).
+"why not this one").
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from recallmem.embedders import recall_floor
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, problem_response
-from recallmem.server.routes.retrievals_routes import MAX_ENTRIES_PER_USER, RetrievalEntry
 from recallmem.server.schemas import (
     MAX_SEARCH_K,
     ExplainRequest,
@@ -133,19 +131,3 @@ async def explain(user: UserId, state: State, body: ExplainRequest) -> Explanati
         kth_score=None if kth is None else kth.score,
         reason=reason,
     )
-
-
-@router.get(
-    "/retrievals",
-    response_model=list[RetrievalEntry],
-    summary="What recent chat turns recalled or injected",
-)
-async def retrievals(
-    user: UserId,
-    state: State,
-    limit: Annotated[int, Query(ge=1, le=MAX_ENTRIES_PER_USER)] = 50,
-) -> list[RetrievalEntry]:
-    """The user's latest retrievals in ``/v1/chat/stream`` turns, newest first: each
-    injection of the memory block and each recall (tool, cue or hedge), with its hits and
-    scores. Kept in this process's memory only, the latest few hundred per user."""
-    return state.retrievals.recent(user, limit)

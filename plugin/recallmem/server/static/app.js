@@ -6,6 +6,11 @@ const USERS_PAGE = 40;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
 const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
 const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
+// Who wrote a fact (the API's source kinds): a person and an agent's model are told apart.
+const SOURCES = {
+  manual: "manual (a person or a program)", planner: "planner (an agent's remember tool)",
+  extraction: "extraction", consolidation: "consolidation", unknown: "unknown",
+};
 const state = { user: "", agent: "", token: "", offset: 0, usersOffset: 0, selected: null, categories: [] };
 
 const $ = (selector) => document.querySelector(selector);
@@ -129,11 +134,16 @@ async function showDetail(id) {
   renderDetail(detail);
 }
 
-function renderDetail({ fact, evidence, history, lineage }) {
+function sourceLine(e) {
+  const model = e.kind === "extraction" || e.kind === "consolidation" ? ` by ${e.extractor}` : "";
+  return `${SOURCES[e.kind] || e.kind}${model}${e.prompt_version ? ` (prompt ${e.prompt_version})` : ""}`;
+}
+
+function renderDetail({ fact, source, evidence, history, lineage }) {
   const pane = $("#detail");
   const facts = [
     ["id", fact.id], ["category", fact.category], ["confidence", fact.confidence.toFixed(2)],
-    ["status", fact.status], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
+    ["status", fact.status], ["source", SOURCES[source] || source], ["pinned", fact.pinned ? "yes" : "no"], ["agent", fact.agent_id || "shared"],
     ["thread", fact.thread_id || "—"], ["confirmations", fact.confirmations],
     ["created", when(fact.created_at)], ["updated", when(fact.updated_at)],
     ["last recalled", when(fact.last_accessed_at)], ["valid until", when(fact.valid_until)],
@@ -156,7 +166,7 @@ function renderDetail({ fact, evidence, history, lineage }) {
     evidence.length
       ? el("ul", { className: "evidence" }, evidence.map((e) => el("li", {},
           e.quote ? el("blockquote", {}, e.quote) : el("span", { className: "muted" }, "no quote"),
-          el("span", { className: "meta" }, `${e.extractor || "unknown"}${e.prompt_version ? ` (prompt ${e.prompt_version})` : ""} · thread ${e.thread_id || "—"} · ${when(e.at)}${e.message_ids.length ? ` · messages ${e.message_ids.join(", ")}` : ""}`),
+          el("span", { className: "meta" }, `${sourceLine(e)} · thread ${e.thread_id || "—"} · ${when(e.at)}${e.message_ids.length ? ` · messages ${e.message_ids.join(", ")}` : ""}`),
         )))
       : el("p", { className: "muted" }, "No recorded source."),
     el("h3", {}, "Edit history"),
@@ -341,40 +351,69 @@ async function explain(event) {
 
 // -- turns ----------------------------------------------------------------------------
 
-function retrievalLine(entry) {
-  const injection = entry.kind === "injection";
-  const bits = [];
-  if (injection && entry.injected === false) {
-    bits.push("no memory block: nothing to inject");
-  } else {
-    bits.push(injection ? "memory block injected" : `recall (${entry.trigger || "?"})`);
-    bits.push(injection && !entry.hits ? "profile only, no facts" : `${entry.hits} fact(s)`);
-    if (entry.top_score !== null) bits.push(`top ${entry.top_score.toFixed(3)}`);
-    if (entry.tokens !== null) bits.push(`${entry.tokens} tokens`);
-    if (entry.injected === false) bits.push("nothing reached the model");
-  }
-  return el("li", { className: `retrieval ${entry.kind}` },
-    el("span", {}, bits.join(" · ")),
-    entry.query ? el("span", { className: "meta" }, ` for “${entry.query}”`) : null,
-    entry.error ? el("span", { className: "error" }, ` failed: ${entry.error}`) : null,
-    entry.facts.length ? el("ol", { className: "recalled" }, entry.facts.map((f) => el("li", { title: sumText(f) },
-      el("span", { className: "num" }, f.score.toFixed(3)), " ", el("span", { className: `badge cat-${f.category}` }, f.category), " ", f.content))) : null,
+// Why a record was made (its trigger), why each fact came (its role), why one was left out.
+const TRIGGERS = {
+  block: "memory block at the thread's start", turn: "per-turn note", cue: "recalled for a cue",
+  hedge: "recalled for a hedging reply", tool: "recall tool", recent: "recent, not yet extracted",
+};
+const ROLES = {
+  core: "core", relevant: "relevant", correction: "correction", due: "due soon",
+  recalled: "recalled", recent: "recent",
+};
+const REASONS = {
+  budget: "no room left", floor: "below the recall floor", visible: "already in the thread",
+  limit: "past the count asked for", expired: "expired", scope: "out of the run's scope",
+};
+
+function factText(facts, id) {
+  const fact = facts[id];
+  if (!fact) return [el("span", { className: "erased" }, "(erased)")];
+  return [
+    el("span", { className: `badge cat-${fact.category}` }, fact.category), " ", fact.content,
+    fact.status === "active" ? null : el("span", { className: "meta" }, ` (${fact.status})`),
+  ];
+}
+
+function score(value, title) {
+  return el("span", { className: "num", title: title || "" }, value === null ? "—" : value.toFixed(3));
+}
+
+function partsText(parts) {
+  return parts ? PARTS.map((p) => `${p} ${parts[p].toFixed(3)}`).join(" · ") : "";
+}
+
+function recordLine(record, facts) {
+  const bits = [TRIGGERS[record.trigger] || record.trigger, `${record.shown.length} fact(s) shown`];
+  if (record.tokens !== null) bits.push(`${record.tokens} tokens`);
+  return el("li", { className: `retrieval trigger-${record.trigger}`, dataset: { trigger: record.trigger } },
+    el("span", { className: "why" }, bits.join(" · ")),
+    record.query ? el("span", { className: "meta" }, ` for “${record.query}”`) : null,
+    el("span", { className: "meta" }, ` · ${when(record.at)}${record.agent_id ? ` · agent ${record.agent_id}` : ""}`),
+    record.shown.length ? el("ol", { className: "recalled" }, record.shown.map((s) => el("li", {},
+      score(s.score, partsText(s.parts)), " ", el("span", { className: "role" }, ROLES[s.role] || s.role), " ",
+      ...factText(facts, s.fact_id)))) : null,
+    record.dropped.length ? el("ul", { className: "dropped" }, record.dropped.map((d) => el("li", {},
+      "left out: ", el("span", { className: "reason" }, REASONS[d.reason] || d.reason), " ", score(d.score), " ",
+      ...factText(facts, d.fact_id)))) : null,
   );
 }
 
-async function loadTurns() {
-  const entries = await api("GET", userPath("/retrievals"));
+async function loadTurns(event) {
+  if (event) event.preventDefault();
+  const { records, facts } = await api("GET", userPath(`/retrievals${query({ thread_id: $("#turns-thread").value.trim(), limit: 200 })}`));
   const turns = [];
-  for (const entry of entries) {
+  for (const record of records) {
+    const key = `${record.thread_id}\u0000${record.turn_id}`;
     const last = turns[turns.length - 1];
-    if (last && last.turn_id === entry.turn_id && last.thread_id === entry.thread_id) last.entries.push(entry);
-    else turns.push({ turn_id: entry.turn_id, thread_id: entry.thread_id, message: entry.message, at: entry.at, entries: [entry] });
+    if (last && last.key === key) last.records.push(record);
+    else turns.push({ key, thread_id: record.thread_id, turn_id: record.turn_id, at: record.at, records: [record] });
   }
   $("#turns").replaceChildren(...turns.map((turn) => el("li", { className: "turn" },
-    el("div", {}, el("b", {}, turn.message), el("span", { className: "meta" }, ` · thread ${turn.thread_id} · ${when(turn.at)}`)),
-    el("ul", { className: "queue" }, [...turn.entries].reverse().map(retrievalLine)),
+    el("div", {}, el("b", {}, `thread ${turn.thread_id || "—"}`),
+      el("span", { className: "meta" }, ` · turn ${turn.turn_id || "—"} · ${when(turn.at)}`)),
+    el("ul", { className: "queue" }, [...turn.records].reverse().map((r) => recordLine(r, facts))),
   )));
-  if (!turns.length) $("#turns").append(el("li", { className: "muted" }, "No chat turn has retrieved anything in this process yet."));
+  if (!turns.length) $("#turns").append(el("li", { className: "muted" }, "Nothing has reached a model for this user yet."));
 }
 
 // -- profile ------------------------------------------------------------------------
@@ -558,6 +597,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#search-form").addEventListener("submit", (e) => guarded(() => search(e)));
   $("#explain-form").addEventListener("submit", (e) => guarded(() => explain(e)));
   $("#profile-form").addEventListener("submit", (e) => guarded(() => saveProfile(e)));
+  $("#turns-form").addEventListener("submit", (e) => guarded(() => loadTurns(e)));
   document.querySelectorAll(".tabs [role=tab]").forEach((tab) => tab.addEventListener("click", () => openTab(tab.dataset.tab)));
   $("#users-form").addEventListener("submit", (e) => { e.preventDefault(); state.usersOffset = 0; guarded(loadUsers); });
   $("#users-prev").addEventListener("click", () => { state.usersOffset = Math.max(0, state.usersOffset - USERS_PAGE); guarded(loadUsers); });
