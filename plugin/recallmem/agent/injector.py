@@ -188,8 +188,13 @@ class Injector:
         try:
             active = ActiveFacts(self.memory, scope.user_id)
             block = self.blocks.update(messages, scope, today, self._relevant(scope), active)
+            # Noted in the order the model reads them: the block before the turn's notes.
+            events: list[Event] = [
+                self.noted(r, injected=bool(block.messages)) for r in block.records
+            ]
             mended = self._mended_notes(messages, active) if block.checked else []
-            notes, events, recalled = self._cue_notes(user.text, scope, user.id)
+            notes, cue_events, recalled = self._cue_notes(user.text, scope, user.id)
+            events += cue_events
             if not block.for_current and not recalled:
                 turn, turn_events = self._turn_note(user, thread_view(messages), scope)
                 notes, events = [*notes, *turn], [*events, *turn_events]
@@ -197,8 +202,7 @@ class Injector:
             log.warning("recallmem: memory unavailable for this turn: %s", exc)
             return None, []
         added = [*block.messages, *mended, *notes]
-        block_events = [self.noted(r, injected=bool(block.messages)) for r in block.records]
-        return ({"messages": added} if added else None), [*block_events, *events]
+        return ({"messages": added} if added else None), events
 
     def _relevant(self, scope: Scope) -> Callable[[str], list[ScoredFact]]:
         """Recall for the block: facts said in this thread are shown by the thread."""

@@ -222,7 +222,9 @@ def _select(
     core, spent = budget.take(t.core_header, offer.core, min(int(room * core_share), room - used))
     used += spent
     due, spent = budget.take(t.due_header, offer.due, room - used)
-    facts, _ = budget.take(t.facts_header, offer.facts, room - used - spent)
+    taken = {k for k, _ in core}  # a core fact left out may still come as a relevant one
+    rest = [item for item in offer.facts if item[0] not in taken]
+    facts, _ = budget.take(t.facts_header, rest, room - used - spent)
     return _Selection(profile, corrections, core, due, facts)
 
 
@@ -263,13 +265,14 @@ def build_block(
     skip = {f.id for f in corrections}
     corr_items = _correction_items(corrections, t)
     core_items = _core_items(core, skip, t)
-    skip |= {k for k, _ in core_items}
     due_items = _due_items([d for d in due if d[0].id not in skip], t)
     skip |= {k for k, _ in due_items}
     fact_items = _relevant_items(relevant, skip, t)
     offer = _Offer(_profile_items(profile, agent_profile, t), corr_items, core_items, due_items,
                    fact_items)  # fmt: skip
-    offered = [k for items in (corr_items, core_items, due_items, fact_items) for k, _ in items]
+    offered = list(dict.fromkeys(
+        k for items in (corr_items, core_items, due_items, fact_items) for k, _ in items
+    ))  # fmt: skip
     chosen = _select(budget, t, room, offer, (correction_share, profile_share, core_share))
     # Per-line counts can differ from the joined text's by a token here and there:
     # drop the least important items until the exact count fits.

@@ -31,7 +31,7 @@ def test_the_block_and_a_tool_recall_are_recorded_with_their_turn(
     plan = memory.remember(PLAN, user_id="ada", category="decision")
     fix = memory.remember("部署前先通知运维", user_id="ada", category="correction")
     model = FakeChatModel(responses=[tool_call("recall", query="部署方案 deployment"), "好的。"])
-    agent = Run(memory, model, mode="tool")
+    agent = Run(memory, model, mode="tool", core_facts=0)  # the plan comes by relevance
     messages = agent.say("上次的部署方案定了吗？", thread="ops")
     turn = asked(messages, "上次的部署方案定了吗？")
 
@@ -49,6 +49,26 @@ def test_the_block_and_a_tool_recall_are_recorded_with_their_turn(
     events = {e["trigger"]: e for e in agent.events.named("memory_retrieval")}
     assert events["injection"]["fact_ids"] == list(block.fact_ids())
     assert events["tool"]["fact_ids"] == list(tool.fact_ids())
+
+
+def test_the_core_and_a_turn_note_are_recorded_with_their_roles(
+    make_memory: Callable[..., Memory],
+) -> None:
+    memory = make_memory(recall_floor=0.2)
+    job = memory.remember("Works as a nurse", user_id="ada", category="identity")
+    plan = memory.remember(PLAN, user_id="ada", category="decision")
+    # mode "tool": a cue only hints at the tool, so the turn note is what brings the plan.
+    agent = Run(memory, FakeChatModel(responses=["ok"], cycle=True), core_facts=1, mode="tool")
+    agent.say("hello", thread="t")
+    agent.say("部署方案定了吗", thread="t")
+    turn, block = memory.retrievals("ada")
+    assert [(s.fact_id, s.role) for s in block.shown] == [(job.id, "core")]
+    assert turn.trigger == "turn" and [(s.fact_id, s.role) for s in turn.shown] == [
+        (plan.id, "relevant")
+    ]
+    assert job.id in {d.fact_id for d in turn.dropped if d.reason == "visible"} or (
+        job.id not in turn.fact_ids()
+    )
 
 
 def test_a_block_over_budget_records_what_it_dropped(make_memory: Callable[..., Memory]) -> None:
@@ -72,7 +92,9 @@ def test_cue_and_hedge_recalls_are_recorded(make_memory: Callable[..., Memory]) 
     agent.say("上次那个方案是什么？", thread="a")  # a cue
     agent.say("风险点是什么？", thread="b")  # a hedge, recalled once
     triggers = [(r.trigger, r.thread_id) for r in memory.retrievals("ada")]
-    assert triggers == [("hedge", "b"), ("block", "b"), ("cue", "a"), ("block", "a")]
+    # Thread b opens while thread a's turn still waits (no model): its words are carried.
+    assert triggers == [("hedge", "b"), ("recent", "b"), ("block", "b"), ("cue", "a"),
+                        ("block", "a")]  # fmt: skip
     cue, hedge = (
         next(r for r in memory.retrievals("ada") if r.trigger == t) for t in ("cue", "hedge")
     )
