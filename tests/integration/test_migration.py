@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
+from recallmem.embedders import embedder_name
 from recallmem.errors import StoreError
 from recallmem.store.bounded import CHROMA_OPEN_INDEXES
 from recallmem.store.client import chroma_settings, open_client
 from recallmem.store.codec import encode
-from recallmem.store.embeddings import embedder_name
 from recallmem.store.layout import user_collection
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Category, Fact

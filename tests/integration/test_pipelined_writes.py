@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from recallmem import Memory, MemoryConfig, steps
+from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
+from recallmem.persistence import remember_steps as steps
 from recallmem.store.chroma import FactStore
 from recallmem.testing import HashingEmbeddings
 
