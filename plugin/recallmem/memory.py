@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
     from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
-    from recallmem.store.chroma import FactStore
+    from recallmem.store.chroma.adapter import FactStore
 
 
 class Memory:

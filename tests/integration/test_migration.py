@@ -19,10 +19,10 @@ from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
 from recallmem.embedders import embedder_name
 from recallmem.errors import StoreError
-from recallmem.store.bounded import CHROMA_OPEN_INDEXES
-from recallmem.store.client import chroma_settings, open_client
-from recallmem.store.codec import encode
-from recallmem.store.layout import user_collection
+from recallmem.store.chroma.client import chroma_settings, open_client
+from recallmem.store.chroma.codec import encode
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.bounded_cache import CHROMA_OPEN_INDEXES
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Category, Fact
 
@@ -48,7 +48,7 @@ def write_legacy_store(client: Any, prefix: str, facts: list[Fact]) -> None:
     vectors = np.asarray(EMBEDDINGS.embed_documents([f.content for f in facts]), np.float32)
     for start in range(0, len(facts), 2000):
         batch = facts[start : start + 2000]
-        old.upsert(  # schema 1: the content was the document (store/codec.py)
+        old.upsert(  # schema 1: the content was the document (store/chroma/codec.py)
             ids=[f.id for f in batch], embeddings=vectors[start : start + 2000],
             documents=[f.content for f in batch],
             metadatas=[{**encode(f), "record": f.model_dump_json(exclude={"content"})}
@@ -103,7 +103,7 @@ def test_opening_an_old_embedded_store_migrates_it(home: Path) -> None:
 
 def test_a_migrated_store_of_many_small_users_reads_whole_after_evictions(home: Path) -> None:
     # More users than Chroma keeps indexes open, each under ten facts: every user's new
-    # collection must be readable again after Chroma evicted it (store/saved_index.py).
+    # collection must be readable again after Chroma evicted it (store/chroma/workarounds/saved_index.py).
     facts = _facts(users=CHROMA_OPEN_INDEXES + 20, per_user=3)
     config = _legacy_home(home, facts)
     with Memory(
@@ -155,7 +155,7 @@ def test_migrate_says_when_there_is_nothing_to_do(home: Path, capsys: Any) -> No
 @pytest.fixture
 def server_prefix() -> Iterator[str]:
     yield f"migrate_{uuid.uuid4().hex[:12]}"
-    from tests.integration.server.test_store_contract import close_chroma_http_sessions
+    from tests.conformance.test_store_conformance import close_chroma_http_sessions
 
     close_chroma_http_sessions()
 

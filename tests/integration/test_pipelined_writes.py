@@ -15,7 +15,7 @@ import pytest
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.persistence import remember_steps as steps
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import FactStore
 from recallmem.testing import HashingEmbeddings
 
 FACTS = 120  # three steps of 50

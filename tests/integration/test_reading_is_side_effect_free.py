@@ -93,8 +93,8 @@ def test_an_undeclared_dimension_is_learnt_from_the_first_write_then_checked(
 
 def _accessed_at_in_chroma(config: MemoryConfig, fact_id: str) -> object:
     import chromadb
-    from recallmem.store.client import chroma_settings
-    from recallmem.store.layout import user_collection
+    from recallmem.store.chroma.client import chroma_settings
+    from recallmem.store.chroma.layout import user_collection
 
     client = chromadb.PersistentClient(path=str(config.chroma_path), settings=chroma_settings())
     got = client.get_collection(user_collection(config.collection, "ada")).get(ids=[fact_id])

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from recallmem import Fact, Memory, MemoryConfig
 from recallmem.errors import InvalidInputError
-from recallmem.store.chroma import FactStore
-from recallmem.store.client import chroma_settings
-from recallmem.store.layout import USER_HNSW, user_collection
+from recallmem.store.chroma.adapter import FactStore
+from recallmem.store.chroma.client import chroma_settings
+from recallmem.store.chroma.layout import USER_HNSW, user_collection
 from recallmem.testing import HashingEmbeddings
 
 
@@ -120,7 +120,7 @@ def test_isolation_does_not_rest_on_the_collection_name(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Were two users' names ever to hash alike, every read still filters on user_id.
-    from recallmem.store import layout
+    from recallmem.store.chroma import layout
 
     monkeypatch.setattr(layout, "user_collection", lambda prefix, user_id: f"{prefix}_ushared")
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:

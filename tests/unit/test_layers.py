@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "recallmem.persistence": 3,
     "recallmem.retrieval": 2,
     "recallmem.store": 1,
+    "recallmem.durability": 1,
     **dict.fromkeys(
         [
             "recallmem.embedders",

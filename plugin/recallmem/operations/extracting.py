@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from recallmem.config import MemoryConfig
 from recallmem.extraction.backlog import NO_USAGE
 from recallmem.persistence.repository import FactRepository
-from recallmem.store.scrub import scrub_sqlite
+from recallmem.store.chroma.workarounds.scrub import scrub_sqlite
 
 if TYPE_CHECKING:
     from recallmem.extraction.backlog import DeadLetter, PendingEntry

@@ -1,6 +1,6 @@
 """Imports written all or nothing: recorded as an intent first, completed after a crash.
 
-An import's validated rows and their vectors are journaled (:mod:`recallmem.store.intents`)
+An import's validated rows and their vectors are journaled (:mod:`recallmem.durability.intents`)
 before the first write; the intent is removed once every row is in the store. One that a
 crash or a failure left behind is applied again when the repository next opens: rows are
 written by id, so applying twice writes nothing twice.
@@ -20,11 +20,11 @@ from typing import Protocol
 
 import numpy as np
 
+from recallmem.durability.intents import Intent, IntentLog
 from recallmem.embedders.vectors import normalize_rows
 from recallmem.errors import DiskFullError, StoreError
-from recallmem.store.chroma import FactStore
-from recallmem.store.failures import is_disk_full
-from recallmem.store.intents import Intent, IntentLog
+from recallmem.store.chroma.adapter import FactStore
+from recallmem.store.chroma.failures import is_disk_full
 from recallmem.types import Fact, Profile
 
 log = logging.getLogger("recallmem.store")

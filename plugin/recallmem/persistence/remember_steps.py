@@ -33,7 +33,7 @@ from recallmem.errors import StoreError
 from recallmem.facts.near_duplicates import merge_batch
 from recallmem.persistence.ahead import prepared_ahead
 from recallmem.retrieval.index import UserIndex
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import FactStore
 from recallmem.types import Fact
 
 log = logging.getLogger("recallmem.store")

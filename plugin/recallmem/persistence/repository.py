@@ -1,7 +1,7 @@
 """Chroma and the hot per-user indexes, kept consistent with each other.
 
 Every write goes to Chroma first, then claims the next number of the user's write sequence
-(:mod:`recallmem.store.revisions`), then updates this process's index; it runs under that
+(:mod:`recallmem.store.chroma.revisions`), then updates this process's index; it runs under that
 user's lock, taken here, so no caller has to know the protocol. Every read starts from the
 user's index, which is reloaded when a write it does not reflect was claimed (by any
 process), so ``get``, ``facts`` and ``nearest`` all see the same state, and a write
@@ -11,7 +11,7 @@ pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call the methods b
 
 A write that fails drops the user's index, so the next read reloads what Chroma holds: the
 process never shows facts the store lacks, nor misses facts it has. An import is recorded as
-an intent before its first write (:mod:`recallmem.store.intents`), and an intent left by a
+an intent before its first write (:mod:`recallmem.durability.intents`), and an intent left by a
 crash or a failure is completed when the repository is next opened.
 
 Access times are the one write a read causes, and it is kept apart: a recall records them in
@@ -32,17 +32,17 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from recallmem.config import MemoryConfig
+from recallmem.durability.erasure import Erasure
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
 from recallmem.facts.validation import foreign_rows
+from recallmem.persistence.access_times import AccessTimes
 from recallmem.persistence.import_writer import Carried, ImportWriter
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
-from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore
-from recallmem.store.erasure import Erasure
-from recallmem.store.opening import open_store
+from recallmem.store.chroma.adapter import FactStore
+from recallmem.store.chroma.opening import open_store
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
@@ -71,7 +71,7 @@ class FactRepository:
     ) -> None:
         self.store = store
         self.embeddings = embeddings
-        self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
+        self.erasure = Erasure(home)  # what a purge clears besides records (durability/erasure.py)
         self.intents = self.erasure.intents
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
@@ -184,7 +184,7 @@ class FactRepository:
         return str(number) if (number := self.store.revisions.latest(user_id)) else None
 
     def trim_revisions(self, user_id: str) -> int:
-        """Drop the user's old write-sequence records (store/revisions.py); how many."""
+        """Drop the user's old write-sequence records (store/chroma/revisions.py); how many."""
         return self.store.revisions.trim(user_id)
 
     def count(self) -> int:

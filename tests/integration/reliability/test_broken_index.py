@@ -17,8 +17,8 @@ import pytest
 from helpers import python
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import BrokenIndexError
-from recallmem.store.layout import user_collection
-from recallmem.store.segments import apply_log_row, vector_index_dir
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.segments import apply_log_row, vector_index_dir
 from recallmem.testing import HashingEmbeddings
 
 ID_MAP = "index_metadata.pickle"
@@ -106,7 +106,7 @@ def test_forget_me_erases_a_broken_user_without_reading_it(
 CRASH_AFTER_DROP = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.store import layout
+from recallmem.store.chroma import layout
 from recallmem.testing import HashingEmbeddings
 drop = layout.Collections.drop
 def drop_then_die(self, user_id):
@@ -189,7 +189,7 @@ def test_opening_rebuilds_a_broken_id_directory_from_its_records(
 CRASH_IN_REBUILD = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.store import rebuild
+from recallmem.store.chroma.workarounds import rebuild
 from recallmem.testing import HashingEmbeddings
 rebuild._finish = lambda client, journal: os._exit(9)  # killed after the drop
 Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())

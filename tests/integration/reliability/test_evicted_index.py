@@ -2,7 +2,7 @@
 
 Chroma keeps ``CHROMA_OPEN_INDEXES`` collections' vector indexes in memory and loads an
 evicted one back from disk; an index never saved there cannot be loaded, and before
-``store/saved_index.py`` every recall of such a user failed ("Nothing found on disk")
+``store/chroma/workarounds/saved_index.py`` every recall of such a user failed ("Nothing found on disk")
 until the process restarted. These tests touch more users than the cache holds, then
 read every one of them again in the same process.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from recallmem import Memory, MemoryConfig
-from recallmem.store.bounded import CHROMA_OPEN_INDEXES
-from recallmem.store.layout import user_collection
-from recallmem.store.saved_index import SAVED_EVERY, USER_HNSW
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.bounded_cache import CHROMA_OPEN_INDEXES
+from recallmem.store.chroma.workarounds.saved_index import SAVED_EVERY, USER_HNSW
 from recallmem.testing import HashingEmbeddings
 
 USERS = CHROMA_OPEN_INDEXES + 36  # more than Chroma keeps open, so most are evicted

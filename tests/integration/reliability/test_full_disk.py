@@ -127,7 +127,7 @@ def test_a_disk_filled_by_something_else_still_reads(small_disk: Path) -> None:
 
 UNGUARDED = """
 import sys
-import recallmem.store.chroma as chroma
+import recallmem.store.chroma.adapter as chroma
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.testing import HashingEmbeddings

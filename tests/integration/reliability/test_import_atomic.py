@@ -16,7 +16,7 @@ from recallmem import Memory, MemoryConfig
 from recallmem.errors import ImportRejectedError, StoreError
 from recallmem.facts.export_format import build_export
 from recallmem.server.app import create_app
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import FactStore
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact
 

@@ -84,7 +84,7 @@ def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:
 
 
 def test_the_cli_leaves_no_fact_text_in_the_lock_file(home: Path) -> None:
-    from recallmem.store.lock import LOCK_NAME
+    from recallmem.store.chroma.home_lock import LOCK_NAME
 
     done = subprocess.run(
         [sys.executable, "-m", "recallmem.cli", "--home", str(home), "forget", "--user", "ada",
@@ -108,7 +108,7 @@ def test_the_scrub_command_cleans_a_chroma_directory(tmp_path: Path) -> None:
                  embeddings=[[1.0, 0.0], [0.0, 1.0]])  # fmt: skip
     facts.delete(ids=["a"])
     assert files_holding(directory, ["Quuxmobile"])  # Chroma's log still has it
-    done = subprocess.run([sys.executable, "-m", "recallmem.store.scrub", str(directory)],
+    done = subprocess.run([sys.executable, "-m", "recallmem.store.chroma.workarounds.scrub", str(directory)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert files_holding(directory, ["Quuxmobile"]) == {}

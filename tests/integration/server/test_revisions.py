@@ -14,14 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_store_contract as contract
 from coherence import USER, run
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
-from recallmem.store.client import open_client
-from recallmem.store.revisions import CHUNK, HEAD_EVERY, Revisions, _head_id
+from recallmem.store.chroma.client import open_client
+from recallmem.store.chroma.revisions import CHUNK, HEAD_EVERY, Revisions, _head_id
 from recallmem.testing import HashingEmbeddings
-from test_store_contract import CHROMA_URL, STORES, Opener, close_chroma_http_sessions, needs_server
+
+from tests.conformance import test_store_conformance as contract
+from tests.conformance.test_store_conformance import (
+    CHROMA_URL,
+    STORES,
+    Opener,
+    close_chroma_http_sessions,
+    needs_server,
+)
 
 open_memory = contract.open_memory  # the fixture: one Memory per simulated process
 WRITES_EACH = int(os.environ.get("RECALLMEM_COHERENCE_WRITES", "60"))

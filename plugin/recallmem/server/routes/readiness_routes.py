@@ -28,7 +28,7 @@ from recallmem.memory import Memory
 from recallmem.server.problems import PROBLEM_RESPONSES
 from recallmem.server.routes.health_routes import check_store, queue_problems
 from recallmem.server.state import State
-from recallmem.store.lock import read_holder
+from recallmem.store.chroma.home_lock import read_holder
 
 router = APIRouter(tags=["service"], responses=PROBLEM_RESPONSES)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from recallmem.store.scrub import CHROMA_FILE
-from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
+from recallmem.store.chroma.workarounds.scrub import CHROMA_FILE
+from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 
 log = logging.getLogger("recallmem.store")
 

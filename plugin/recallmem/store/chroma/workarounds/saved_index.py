@@ -1,8 +1,8 @@
 """Every user's vector index saved on disk, where Chroma can load it again.
 
 Chroma 1.5 keeps a bounded number of collections' vector indexes in memory
-(``store/bounded.py``; unbounded, it is the file limit / 5, about 200 on a default
-machine) and loads an evicted one back from disk. It saves an index only every
+(``workarounds/bounded_cache.py``; unbounded, it is the file limit / 5, about 200 on a
+default machine) and loads an evicted one back from disk. It saves an index only every
 ``sync_threshold`` records, so a collection that has not yet reached its first save
 (a user of fewer facts than that, or one who deleted them all and wrote a few again) has
 nothing to load: once evicted, every read of its vectors fails with "Error creating
@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from recallmem.store.settling import settled
+from recallmem.store.chroma.workarounds.settling import settled
 
 SAVED_EVERY = 1  # records between saves of an index a read found unsaved: every write
 _NOTHING_ON_DISK = "nothing found on disk"
@@ -69,8 +69,9 @@ def upgrade(handle: Any) -> Any:
 def read_saved(handle: Any, read: Callable[[], T], *, dimension: int | None = None) -> T:
     """``read()``, and if Chroma could not load the collection's never-saved index, the
     same read again after saving it; a read meeting another process's write in flight is
-    tried again (:mod:`recallmem.store.settling`). ``dimension`` is the store's vector dimension: an
-    emptied collection is saved by a probe vector of that size (without it, it is not)."""
+    tried again (:mod:`recallmem.store.chroma.workarounds.settling`). ``dimension`` is the
+    store's vector dimension: an emptied collection is saved by a probe vector of that
+    size (without it, it is not)."""
     try:
         return settled(read)
     except Exception as exc:

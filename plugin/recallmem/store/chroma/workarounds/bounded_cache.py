@@ -2,7 +2,7 @@
 
 Chroma keeps up to RLIMIT_NOFILE / 5 collections' vector indexes open per process
 (4,000 here), about 1.5 MB each for a user of 100 facts: with a collection per user
-(:mod:`recallmem.store.layout`) that is gigabytes no setting of ours bounds. The
+(:mod:`recallmem.store.chroma.layout`) that is gigabytes no setting of ours bounds. The
 process's hot indexes are recallmem's own (``index_cache_facts``); Chroma's cache only
 spares a reopen while a user is being written, so a few dozen suffice.
 

@@ -1,5 +1,5 @@
 """Moving a store of layout 1 (one ``<prefix>_facts`` collection of every user's facts)
-to layout 2 (a collection per user and the id directory, :mod:`recallmem.store.layout`).
+to layout 2 (a collection per user and the id directory, :mod:`recallmem.store.chroma.layout`).
 
 Resumable and lossless by construction: facts are copied by id (a copy made twice is
 one record), the old collection is read, never changed, and it is deleted only after
@@ -18,11 +18,11 @@ from typing import Any
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import StoreError
-from recallmem.store.client import open_client
-from recallmem.store.failures import store_errors
-from recallmem.store.layout import LEGACY_FACTS_SUFFIX, Collections
-from recallmem.store.lock import acquire
-from recallmem.store.saved_index import read_saved
+from recallmem.store.chroma.client import open_client
+from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.home_lock import acquire
+from recallmem.store.chroma.layout import LEGACY_FACTS_SUFFIX, Collections
+from recallmem.store.chroma.workarounds.saved_index import read_saved
 
 log = logging.getLogger("recallmem.store")
 
@@ -132,7 +132,7 @@ def _present(collections: Collections, owners: dict[str, str], user_id: str) -> 
 def migrate_store(config: MemoryConfig, progress: Progress | None = None) -> int | None:
     """``recallmem migrate``: migrate the configured store; returns how many facts were
     moved, or None if it already has the per-user layout. An embedded store is locked
-    for the duration (:mod:`recallmem.store.lock`)."""
+    for the duration (:mod:`recallmem.store.chroma.home_lock`)."""
     lock = None if config.chroma_url else acquire(config.home)
     try:
         client = open_client(config)

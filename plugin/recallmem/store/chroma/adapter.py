@@ -1,12 +1,13 @@
 """The Chroma shell: reading and writing facts, scopes and profiles (opened by
-:mod:`recallmem.store.opening`).
+:mod:`recallmem.store.chroma.opening`).
 
 Per prefix: a collection per user holding the user's facts with their vectors, the id
-directory ``<prefix>_ids`` (:mod:`recallmem.store.layout`), and ``<prefix>_scopes``
-(per user: the write sequence, :mod:`recallmem.store.revisions`, and the profiles). A store of
-the older single-collection layout is migrated when opened (:mod:`recallmem.store.
-migration`). We always pass our own vectors: Chroma is never given the chance to fall
-back to its default embedding function, which would try to download a model.
+directory ``<prefix>_ids`` (:mod:`recallmem.store.chroma.layout`), and
+``<prefix>_scopes`` (per user: the write sequence, :mod:`recallmem.store.chroma.revisions`,
+and the profiles). A store of the older single-collection layout is migrated when opened
+(:mod:`recallmem.store.chroma.migration`). We always pass our own vectors: Chroma is never
+given the chance to fall back to its default embedding function, which would try to
+download a model.
 """
 
 from __future__ import annotations
@@ -24,20 +25,20 @@ from typing import Any
 import numpy as np
 
 from recallmem.errors import DiskFullError, EmbeddingMismatchError
-from recallmem.store.codec import decode, encode, scope_where
-from recallmem.store.failures import (
+from recallmem.store.chroma.codec import decode, encode, scope_where
+from recallmem.store.chroma.failures import (
     DISK_RESERVE_BYTES,
     check_room,
     disk_full_message,
     store_errors,
 )
-from recallmem.store.layout import SCOPES_SUFFIX, Collections, user_collection
-from recallmem.store.lock import HomeLock
-from recallmem.store.migration import legacy_metadata
-from recallmem.store.revisions import Revisions
-from recallmem.store.saved_index import read_saved
-from recallmem.store.scrub import scrub_chroma
-from recallmem.store.segments import stored_facts
+from recallmem.store.chroma.home_lock import HomeLock
+from recallmem.store.chroma.layout import SCOPES_SUFFIX, Collections, user_collection
+from recallmem.store.chroma.migration import legacy_metadata
+from recallmem.store.chroma.revisions import Revisions
+from recallmem.store.chroma.workarounds.saved_index import read_saved
+from recallmem.store.chroma.workarounds.scrub import scrub_chroma
+from recallmem.store.chroma.workarounds.segments import stored_facts
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
@@ -97,7 +98,7 @@ class FactStore:
             self._scopes = client.get_or_create_collection(
                 f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )
-        self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
+        self.revisions = Revisions(self._scopes, self.where)  # store/chroma/revisions.py
         recorded = self.collections.directory.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)
@@ -352,7 +353,7 @@ class FactStore:
 
     def stored_records(self, user_id: str) -> list[Fact]:
         """The user's facts as Chroma's records hold them, read without Chroma
-        (store/segments.py): what rebuilding a broken collection writes back."""
+        (store/chroma/workarounds/segments.py): what rebuilding a broken collection writes back."""
         return stored_facts(self.path, user_collection(self._prefix, user_id), user_id)
 
     def scrub(self) -> None:

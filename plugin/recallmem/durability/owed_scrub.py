@@ -1,10 +1,11 @@
 """A scrub owed: a purge is recorded in the home before its first delete, so a crash
-between the delete and the scrub (store/scrub.py) cannot leave the purged text for good.
+between the delete and the scrub (store/chroma/workarounds/scrub.py) cannot leave the
+purged text for good.
 
 Deleting a record leaves its text in Chroma's log, full-text index and free pages until
 the scrub rewrites them; a ``kill -9`` in between left it there for good (a retried
 purge of the fact found no fact, and nothing else scrubs). So before a purge deletes
-anything, ``<home>/scrub.owed`` is written durably (store/durable.py); a scrub removes
+anything, ``<home>/scrub.owed`` is written durably (durability/whole_files.py); a scrub removes
 it once done, unless another purge began after that scrub started (its own scrub will).
 Opening an embedded store finds a marker a crash left and scrubs then: Chroma's file and
 the extraction queue's. Without a marker opening costs one ``stat``.
@@ -18,9 +19,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from recallmem.durability.whole_files import sync_directory, write_durably
 from recallmem.errors import StoreError
-from recallmem.store.durable import sync_directory, write_durably
-from recallmem.store.scrub import scrub_chroma, scrub_sqlite
+from recallmem.store.chroma.workarounds.scrub import scrub_chroma, scrub_sqlite
 
 log = logging.getLogger("recallmem.store")
 OWED_NAME = "scrub.owed"

@@ -33,7 +33,8 @@ reloads, never a stale read), the record a random token, and no ``user_id`` meta
 which is what a purge of the scopes deletes by. They live in the scopes
 collection rather than a collection of their own: every Chroma collection brings a
 vector index whose files persist unused slots, which may hold stale heap bytes
-(``store/heap.py``), and another one would be another place for purged text to turn up.
+(``store/chroma/workarounds/heap_perturb.py``), and another one would be another place
+for purged text to turn up.
 
 A head record per user, rewritten every :data:`HEAD_EVERY` claims (last writer wins),
 only says where to start looking for the latest number; a stale head costs a longer
@@ -48,10 +49,10 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from recallmem.errors import StoreError
-from recallmem.store.failures import store_errors
+from recallmem.store.chroma.failures import store_errors
 
 HEAD_EVERY = 16  # claims between rewrites of the head hint
-CHUNK = 64  # numbers trimmed together (store/revisions.py: markers)
+CHUNK = 64  # numbers trimmed together (store/chroma/revisions.py: markers)
 _PROBE = 32  # numbers read per call when looking for the latest (at most CHUNK)
 _TRIM_BATCH = 64  # chunks marked, then deleted, per call to Chroma
 _VECTOR = [1.0]  # records are read by id only; Chroma requires a vector

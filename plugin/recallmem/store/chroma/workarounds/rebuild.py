@@ -3,9 +3,9 @@
 The id directory and the scopes collection hold no text that needs embedding: their
 records are looked up by id and carry a constant vector. When Chroma cannot read one
 of them (its vector index files were saved, and the process killed before their id map
-was: store/segments.py), every lookup of every user fails. So an embedded store checks
-both when it opens and rebuilds a broken one from Chroma's records: the records are
-journaled to ``<home>/rebuilds/<collection>.json`` (store/durable.py), the
+was: workarounds/segments.py), every lookup of every user fails. So an embedded store
+checks both when it opens and rebuilds a broken one from Chroma's records: the records are
+journaled to ``<home>/rebuilds/<collection>.json`` (durability/whole_files.py), the
 collection is dropped and created again, the records written back, and the journal
 removed. A journal found at the next open (a crash in between) is finished first.
 A user's own collection is rebuilt by maintenance instead (its records are embedded).
@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from recallmem.config import MemoryConfig
-from recallmem.store.durable import write_durably
-from recallmem.store.failures import is_broken_index, store_errors
-from recallmem.store.layout import (
+from recallmem.durability.whole_files import write_durably
+from recallmem.store.chroma.failures import is_broken_index, store_errors
+from recallmem.store.chroma.layout import (
     DIRECTORY_HNSW,
     DIRECTORY_SUFFIX,
     SCOPES_SUFFIX,
     drop_collection,
 )
-from recallmem.store.segments import DOCUMENT_KEY, read_collection
+from recallmem.store.chroma.workarounds.segments import DOCUMENT_KEY, read_collection
 
 log = logging.getLogger("recallmem.store")
 JOURNAL_DIR = "rebuilds"

@@ -8,7 +8,7 @@ rebuilds the collection from them (docs/architecture.md, "A vector index a crash
 behind its records"). This module reads them: the metadata segment's rows, then the log
 rows that segment had not applied yet.
 
-Chroma's file is read by a short child process (store/sqlite_child.py says why).
+Chroma's file is read by a short child process (store/chroma/workarounds/sqlite_child.py says why).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from recallmem.errors import StoreError
-from recallmem.store.codec import decode
-from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
+from recallmem.store.chroma.codec import decode
+from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 from recallmem.types import Fact
 
 DOCUMENT_KEY = "chroma:document"  # where Chroma keeps a record's document among its metadata

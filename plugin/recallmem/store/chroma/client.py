@@ -7,8 +7,8 @@ from urllib.parse import urlparse
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import StoreError
-from recallmem.store.bounded import bounded_index_cache
-from recallmem.store.failures import store_errors
+from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.workarounds.bounded_cache import bounded_index_cache
 
 
 def chroma_settings() -> Any:

@@ -4,7 +4,7 @@ Chroma's embedded database looks a collection's segments up with ``WHERE collect
 ?`` on every read and write, and its log with ``WHERE topic = ? AND seq_id > ?`` (and a
 ``DELETE`` of the same shape) at each process's first touch of a collection; neither
 column is indexed, so both scan their whole table. With a collection per user
-(:mod:`recallmem.store.layout`) those tables grow with the number of users: two
+(:mod:`recallmem.store.chroma.layout`) those tables grow with the number of users: two
 segments per collection, and about one log row per collection (Chroma keeps a
 collection's last log record, with its vector, after persisting it). So every Chroma
 call paid for every user: at 100k facts (1,000 users) a user's first read took 10 ms
@@ -15,9 +15,9 @@ The indexes change no data and no query's answer, only how SQLite finds rows: Ch
 keeps them up to date as it does its own. They are added when an embedded store is
 opened (this process holds the home's lock), in milliseconds even on a large store, by
 a short child process: Chroma's Rust core links its own SQLite, and two SQLite libraries
-in one process corrupt a database (:mod:`recallmem.store.scrub`). Failing to add them
-costs speed, never correctness, so a failure is logged and the store opens without
-them. A Chroma server's database is the server's: its operator adds them with the same
+in one process corrupt a database (:mod:`recallmem.store.chroma.workarounds.scrub`).
+Failing to add them costs speed, never correctness, so a failure is logged and the store
+opens without them. A Chroma server's database is the server's: its operator adds them with the same
 statements (docs/deployment.md).
 """
 
@@ -27,8 +27,8 @@ import logging
 import sys
 from pathlib import Path
 
-from recallmem.store.scrub import CHROMA_FILE
-from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
+from recallmem.store.chroma.workarounds.scrub import CHROMA_FILE
+from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 
 log = logging.getLogger("recallmem.store")
 
@@ -76,11 +76,11 @@ def _add(database: Path) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m recallmem.store.sqlite_indexes CHROMA_DIR``: add the indexes to a Chroma
-    server's directory (safe while the server runs: SQLite locks the file between
-    processes, and adding them takes milliseconds)."""
+    """``python -m recallmem.store.chroma.workarounds.sqlite_indexes CHROMA_DIR``: add the
+    indexes to a Chroma server's directory (safe while the server runs: SQLite locks the
+    file between processes, and adding them takes milliseconds)."""
     if len(argv) != 1 or not (Path(argv[0]) / CHROMA_FILE).exists():
-        print(f"usage: python -m recallmem.store.sqlite_indexes DIR  (DIR holds {CHROMA_FILE})")
+        print(f"usage: python -m {__spec__.name} DIR  (DIR holds {CHROMA_FILE})")
         return 2
     return 0 if add_lookup_indexes(Path(argv[0])) else 1
 

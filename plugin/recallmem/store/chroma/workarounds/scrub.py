@@ -13,7 +13,7 @@ and the free pages of the database file. So after a purge:
 - ``VACUUM`` rewrites the file without free pages.
 
 Chroma's file is scrubbed by a short child process that only runs the SQL below
-(store/sqlite_child.py says why). The extraction queue belongs to Python's
+(store/chroma/workarounds/sqlite_child.py says why). The extraction queue belongs to Python's
 ``sqlite3`` and is scrubbed in-process.
 """
 
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from recallmem.errors import StoreError
-from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
+from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 
 _CHROMA_SCRUB = """
 import sqlite3, sys
@@ -84,10 +84,11 @@ def _unscrubbed(path: Path, why: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m recallmem.store.scrub CHROMA_DIR``: scrub a Chroma server's directory
-    after purges (safe while the server runs: SQLite locks the file between processes)."""
+    """``python -m recallmem.store.chroma.workarounds.scrub CHROMA_DIR``: scrub a Chroma
+    server's directory after purges (safe while the server runs: SQLite locks the file
+    between processes)."""
     if len(argv) != 1 or not (Path(argv[0]) / CHROMA_FILE).exists():
-        print(f"usage: python -m recallmem.store.scrub DIR  (DIR holds {CHROMA_FILE})")
+        print(f"usage: python -m {__spec__.name} DIR  (DIR holds {CHROMA_FILE})")
         return 2
     try:
         scrub_chroma(Path(argv[0]))

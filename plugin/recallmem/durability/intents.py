@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recallmem.store.durable import sync_directory, write_durably
+from recallmem.durability.whole_files import sync_directory, write_durably
 from recallmem.types import Fact, Profile
 
 INTENTS_DIR = "intents"

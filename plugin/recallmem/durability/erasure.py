@@ -1,7 +1,7 @@
 """What a purge does besides deleting records, so no file under the home keeps the text.
 
 Before the first record of a purge is deleted (:meth:`Erasure.before`): the scrub is
-recorded as owed (store/owed_scrub.py: a crash before it ran is scrubbed at the next
+recorded as owed (durability/owed_scrub.py: a crash before it ran is scrubbed at the next
 open), the purged rows leave pending import intents (an unfinished import must not bring
 them back), and every other file a higher layer registered in :attr:`Erasure.quoting`
 drops them: the pending consolidation plans (lifecycle/merge_journal.py, registered by
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from recallmem.store.intents import IntentLog
-from recallmem.store.owed_scrub import OwedScrub
+from recallmem.durability.intents import IntentLog
+from recallmem.durability.owed_scrub import OwedScrub
 
 # Called with a user id and the ids about to be purged (None: the whole user).
 Forget = Callable[[str, Collection[str] | None], None]

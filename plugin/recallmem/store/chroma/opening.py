@@ -1,27 +1,28 @@
 """Opening the fact store: the home's lock, Chroma's client, then what a crash or an
 older version left (lookup indexes, broken shared collections, the older layout).
 
-An embedded store is first locked to this process (:mod:`recallmem.store.lock`);
-before Chroma opens, the log rows it never applied are counted (store/unapplied.py);
-after, its SQLite gets the lookup indexes it lacks (store/sqlite_indexes.py) and a
-shared collection a crash left unreadable is rebuilt (store/rebuild.py), and a purge a
-crash interrupted before its scrub is scrubbed (store/owed_scrub.py). A store of the
-older single-collection layout is migrated (store/migration.py).
+An embedded store is first locked to this process
+(:mod:`recallmem.store.chroma.home_lock`); before Chroma opens, the log rows it never
+applied are counted (workarounds/unapplied.py); after, its SQLite gets the lookup indexes
+it lacks (workarounds/sqlite_indexes.py) and a shared collection a crash left unreadable
+is rebuilt (workarounds/rebuild.py), and a purge a crash interrupted before its scrub is
+scrubbed (durability/owed_scrub.py). A store of the older single-collection layout is
+migrated (store/chroma/migration.py).
 """
 
 from __future__ import annotations
 
 from recallmem.config import MemoryConfig
-from recallmem.store.chroma import FactStore
-from recallmem.store.client import open_client
-from recallmem.store.failures import store_errors
-from recallmem.store.heap import wipe_heap_blocks
-from recallmem.store.lock import acquire
-from recallmem.store.migration import Progress, migrate, pending_migration
-from recallmem.store.owed_scrub import complete_owed_scrub
-from recallmem.store.rebuild import repair_shared_collections
-from recallmem.store.sqlite_indexes import add_lookup_indexes
-from recallmem.store.unapplied import report_unapplied
+from recallmem.durability.owed_scrub import complete_owed_scrub
+from recallmem.store.chroma.adapter import FactStore
+from recallmem.store.chroma.client import open_client
+from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.home_lock import acquire
+from recallmem.store.chroma.migration import Progress, migrate, pending_migration
+from recallmem.store.chroma.workarounds.heap_perturb import wipe_heap_blocks
+from recallmem.store.chroma.workarounds.rebuild import repair_shared_collections
+from recallmem.store.chroma.workarounds.sqlite_indexes import add_lookup_indexes
+from recallmem.store.chroma.workarounds.unapplied import report_unapplied
 
 
 def open_store(
@@ -33,7 +34,7 @@ def open_store(
     progress: Progress | None = None,
 ) -> FactStore:
     """The fact store ``config`` names; an embedded one is first locked to this process
-    (:mod:`recallmem.store.lock`), and unlocked again if opening fails.
+    (:mod:`recallmem.store.chroma.home_lock`), and unlocked again if opening fails.
 
     A store of the older layout is migrated first (``migrate_now``): by default an
     embedded one (this process holds it alone), while a server's is refused with the

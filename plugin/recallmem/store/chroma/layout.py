@@ -24,11 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallmem.store.saved_index import USER_HNSW
-from recallmem.store.segments import vector_index_dir
+from recallmem.store.chroma.workarounds.saved_index import USER_HNSW
+from recallmem.store.chroma.workarounds.segments import vector_index_dir
 
 DIRECTORY_SUFFIX = "_ids"
-SCOPES_SUFFIX = "_scopes"  # revisions and profiles (store/revisions.py, store/chroma.py)
+SCOPES_SUFFIX = "_scopes"  # revisions and profiles (revisions.py, adapter.py)
 LEGACY_FACTS_SUFFIX = "_facts"  # the single collection of every user's facts (layout 1)
 LAYOUT_VERSION = 2
 _DIRECTORY_VECTOR = [1.0]  # the directory is looked up by id only
