@@ -1,24 +1,29 @@
 """``Memory``: the facade that composes the fact repository and the extraction pipeline.
 
-Storage and retrieval live in :class:`~recallmem.persistence.repository.FactRepository`, extraction
-in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
-only through its own port). This class holds the public signatures; each method checks
-what it can in one line and hands the call to one part of :mod:`recallmem.operations`
-(reading, writing, extracting, porting) or to the repository.
+Storage and retrieval live in :class:`~recallmem.persistence.repository.FactRepository`
+(over Chroma, or the process's memory with ``MemoryConfig(store="memory")``), extraction
+in :class:`~recallmem.extraction.pipeline.ExtractionPipeline`. This class holds the public
+signatures; each method checks what it can in one line and hands the call to one part of
+:mod:`recallmem.operations` (reading, writing, extracting, porting, the queue, health) or
+to the repository.
 
->>> import tempfile
 >>> from recallmem.testing import HashingEmbeddings
->>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+>>> memory = Memory(MemoryConfig(store="memory"), embeddings=HashingEmbeddings())
 >>> fact = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
 >>> [hit.fact.content for hit in memory.recall("report language", user_id="ada")]
 ['Prefers reports in Chinese']
+>>> memory.close()
 """
 
 from __future__ import annotations
 
 import builtins
+import shutil
+import tempfile
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
@@ -34,8 +39,10 @@ from recallmem.facts.validation import check_fact_id, check_fact_ids, optional_k
 from recallmem.lifecycle.consolidation import ConsolidationReport
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.operations.extracting import Extracting, configured_model
+from recallmem.operations.health import MemoryHealth, check_health
 from recallmem.operations.maintaining import Maintaining
 from recallmem.operations.porting import Porting
+from recallmem.operations.queue_admin import QueueAdmin
 from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
 from recallmem.persistence.repository import FactRepository
@@ -43,18 +50,28 @@ from recallmem.retrieval.ranking import Weights
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 
 if TYPE_CHECKING:
-    from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.report import ExtractionReport
     from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
-    from recallmem.store.chroma.adapter import FactStore
+
+
+def _scratch_home(config: MemoryConfig) -> MemoryConfig:
+    """``config`` itself, or for ``store="memory"`` a copy whose home is a new temporary
+    directory: a memory kept in this process must not share a queue or journals with a
+    home on disk (its queued windows would be extracted into another store)."""
+    if config.store != "memory":
+        return config
+    home = Path(tempfile.mkdtemp(prefix="recallmem-memory-"))
+    return config.model_copy(update={"home": home})
 
 
 class Memory:
     """Long-term memory of typed facts per user, in Chroma, recalled offline.
 
     Opening reads nothing but the collection's settings: no text is embedded and no
-    thread starts until a call needs it (see :meth:`start_background`).
+    thread starts until a call needs it (see :meth:`start_background`). With
+    ``config.store == "memory"`` nothing outlives :meth:`close`: the facts stay in this
+    process and the queue and journals go to a temporary directory instead of ``home``.
 
     Args:
         config: settings; by default read from ``RECALLMEM_*`` environment variables.
@@ -72,7 +89,9 @@ class Memory:
         embeddings: Embeddings | None = None,
         model: BaseChatModel | None = None,
     ) -> None:
-        self.config = config = config or MemoryConfig()
+        self.config = config = _scratch_home(config or MemoryConfig())
+        if config.store == "memory":  # removed at close, or when this object is collected
+            self._scratch = weakref.finalize(self, shutil.rmtree, config.home, True)
         self.embeddings = embeddings or default_embeddings(config.embedder)
         self.model = configured_model(model, config)
         self.weights = Weights(half_life_days=config.recency_half_life_days)
@@ -82,11 +101,8 @@ class Memory:
         self._writing = Writing(repository, config, self._extracting)
         self._porting = Porting(repository, config)
         self._maintaining = Maintaining(repository, config)
-
-    @property
-    def store(self) -> FactStore:
-        """The Chroma shell under the repository (for diagnostics; calls go through this)."""
-        return self.repository.store
+        self.queue = QueueAdmin(self._extracting)
+        """The extraction queue's administration: pending windows, dead letters, usage."""
 
     # reading -----------------------------------------------------------------
 
@@ -249,11 +265,6 @@ class Memory:
         """The durable extraction queue and its stages (created on first use)."""
         return self._extracting.pipeline
 
-    @property
-    def queue_in_use(self) -> bool:
-        """Whether the extraction queue was opened here or exists on disk (reads create none)."""
-        return self._extracting.in_use
-
     def start_background(self) -> None:
         """Extract queued windows in a background thread as they fall due, and maintain
         each active user about once a day (:meth:`maintain`).
@@ -312,30 +323,17 @@ class Memory:
         """Extract every pending window now, waiting at most ``timeout`` seconds."""
         return self.extraction.flush(timeout)
 
-    def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
-        """Windows waiting for extraction (with their user, thread and messages)."""
-        return self._extracting.pending(user_id)
+    # the service ------------------------------------------------------------------
 
-    def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
-        """Windows that failed every retry, with the reason."""
-        return self._extracting.dead_letters(user_id)
+    def health(self, timeout: float | None = None) -> MemoryHealth:
+        """Whether the store reads (giving up after ``timeout`` seconds, if given), this
+        process still owns the store's home, and the extraction queue works."""
+        return check_health(self.repository.store, self.queue, timeout)
 
-    def retry_dead_letter(self, letter_id: int) -> None:
-        """Put a dead letter back in the queue, due at once."""
-        self.extraction.retry_dead_letter(letter_id)
-
-    def drop_dead_letter(self, letter_id: int) -> None:
-        """Discard a dead letter for good."""
-        self.extraction.backlog.drop_dead_letter(letter_id)
-
-    def recent_extractions(self, user_id: str | None = None,
-                           limit: int = 20) -> builtins.list[ExtractionReport]:  # fmt: skip
-        """Reports of the windows this process extracted lately, newest first."""
-        return self._extracting.recent(user_id, limit)
-
-    def extraction_usage(self, user_id: str | None = None) -> dict[str, int]:
-        """Windows extracted, model calls and tokens, as recorded in the queue."""
-        return self._extracting.usage(user_id)
+    def announce_service(self, url: str, *, open_access: bool) -> None:
+        """Name the service at ``url`` in the embedded home's lock file, where the CLI
+        looks for whom to ask (nothing for other stores)."""
+        self.repository.store.announce(url, open_access=open_access)
 
     def close(self, timeout: float = 10.0) -> None:
         """Flush pending extraction within ``timeout`` and the noted access times.
@@ -345,7 +343,9 @@ class Memory:
         self._extracting.close(timeout)
         self._maintaining.close(timeout)
         self.repository.flush_access_times()
-        self.store.close()
+        self.repository.store.close()
+        if self.config.store == "memory":
+            self._scratch()
 
     def __enter__(self) -> Memory:
         return self
@@ -373,5 +373,6 @@ class Memory:
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)
-    apending = async_twin(pending)
-    adead_letters = async_twin(dead_letters)
+    acount = async_twin(count)
+    ahealth = async_twin(health)
+    aclose = async_twin(close)

@@ -1,84 +1,71 @@
-"""The store contract, run against the embedded store and against a Chroma server.
+"""The store contract, run on every backend: the in-memory store, embedded Chroma and a
+Chroma server (stores.py says how the server is found).
 
-The server runs are marked ``chroma_server`` and need ``RECALLMEM_TEST_CHROMA_URL``
-(scripts/test.sh starts ``chroma run`` on loopback and sets it). Each test uses its own
-collection prefix, so runs on one server never see each other. Two services on one
-server (or two Memory objects on one embedded store) see each other's writes: a Memory
-reloads a user when the user's revision token in Chroma changed.
+Two layers: the backend seam itself (:class:`~recallmem.store.fact_store.FactStore`, what
+FactRepository relies on), and Memory on top of it. Cases about several processes on one
+store (Memory objects that see each other's writes, two service processes) are Chroma's:
+an in-memory store belongs to one Memory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import textwrap
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
-from recallmem.config import MemoryConfig
+from recallmem.errors import EmbeddingMismatchError, StoreError
 from recallmem.memory import Memory
-from recallmem.testing import HashingEmbeddings
+from recallmem.store.chroma.opening import open_store
+from recallmem.store.fact_store import FactStore
+from recallmem.store.in_memory import InMemoryFactStore
 from recallmem.types import Category, Fact, Profile, ProfileSection, Revision, Source, Status
 
-CHROMA_URL = os.environ.get("RECALLMEM_TEST_CHROMA_URL")
-needs_server = pytest.mark.skipif(
-    not CHROMA_URL, reason="set RECALLMEM_TEST_CHROMA_URL (scripts/test.sh starts a server)"
+from tests.conformance.stores import (
+    ALL_STORES,
+    CHROMA_STORES,
+    CHROMA_URL,
+    Opener,
+    close_chroma_http_sessions,
+    config_for,
+    free_port,
+    needs_server,
+    open_memory,
 )
-STORES = [
-    pytest.param("embedded", id="embedded"),
-    pytest.param("server", id="chroma-server", marks=[pytest.mark.chroma_server, needs_server]),
-]
 
-Opener = Callable[[], Memory]
+__all__ = ["open_memory"]  # the fixture, used by the tests below
 
 
-@pytest.fixture(params=STORES)
-def open_memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens Memory objects on one store (one per simulated service process)."""
-    prefix = f"contract_{uuid.uuid4().hex[:12]}"
-    url = CHROMA_URL if request.param == "server" else None
-    opened: list[Memory] = []
-
-    def open_one() -> Memory:
-        config = MemoryConfig(home=tmp_path / "home", chroma_url=url, collection=prefix)
-        memory = Memory(config, embeddings=HashingEmbeddings())
-        opened.append(memory)
-        return memory
-
-    yield open_one
-    for memory in opened:
-        memory.close()
-    if url is not None:
-        close_chroma_http_sessions()
-
-
-def close_chroma_http_sessions() -> None:
-    """Close the HTTP sessions of Chroma's server clients.
-
-    chromadb 1.5's ``HttpClient`` never closes its httpx session, not even in
-    ``close()``; left to the garbage collector it is a ResourceWarning, which this
-    suite treats as an error. (Memory does not expose its Chroma client either.)
-    """
-    from chromadb.api.fastapi import FastAPI as ChromaHttpApi
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    for system in list(SharedSystemClient._identifier_to_system.values()):
-        for component in system.components():
-            if isinstance(component, ChromaHttpApi):
-                component._session.close()
-    SharedSystemClient.clear_system_cache()
+@pytest.fixture(params=ALL_STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
 def store(open_memory: Opener) -> Memory:
     return open_memory()
+
+
+@pytest.fixture
+def backend(store_kind: str, tmp_path: Path) -> Iterator[FactStore]:
+    """The backend itself, as FactRepository sees it."""
+    if store_kind == "memory":
+        yield InMemoryFactStore("hashing")
+        return
+    config = config_for(store_kind, tmp_path / "home", f"seam_{uuid.uuid4().hex[:12]}")
+    opened = open_store(config, "hashing", None)
+    yield opened
+    opened.close()
+    if store_kind == "server":
+        close_chroma_http_sessions()
 
 
 def full_fact(**changes: object) -> Fact:
@@ -95,6 +82,114 @@ def full_fact(**changes: object) -> Fact:
         last_confirmed_at=when + timedelta(days=2),
     )  # fmt: skip
     return fact.model_copy(update=changes)
+
+
+# the seam ------------------------------------------------------------------------------
+
+
+def fact(user_id: str = "ada", **changes: object) -> Fact:
+    made = Fact(content=f"fact {uuid.uuid4().hex[:6]}", category="identity", user_id=user_id)
+    return made.model_copy(update=changes)
+
+
+def unit_rows(n: int, dimension: int = 4) -> np.ndarray:
+    rows = np.random.default_rng(n).normal(size=(n, dimension)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_seam_round_trips_records_and_vectors_per_user(backend: FactStore) -> None:
+    ada, bob = [full_fact(), full_fact(pinned=False)], [fact("bob")]
+    vectors = unit_rows(3)
+    backend.upsert([*ada, *bob], vectors)
+    facts, loaded = backend.load_user("ada")
+    rows = {f.id: row for f, row in zip(facts, loaded, strict=True)}
+    assert sorted(f.id for f in facts) == sorted(f.id for f in ada)
+    assert [f for f in facts if f.id == ada[0].id] == [ada[0]]  # every field
+    assert np.allclose(rows[ada[1].id], vectors[1], atol=1e-6)
+    assert backend.get([ada[0].id, bob[0].id], user_id="bob") == bob  # the user's only
+    assert {f.id for f in backend.get([ada[0].id, bob[0].id])} == {ada[0].id, bob[0].id}
+    assert backend.users() == ["ada", "bob"] and backend.count() == 3
+    assert backend.ids_with_prefix(bob[0].id[:10]) == [bob[0].id]
+    assert backend.load_user("carol")[0] == [] and backend.dimension == 4
+
+
+def test_the_seam_refuses_vectors_of_another_size(backend: FactStore) -> None:
+    backend.upsert([fact()], unit_rows(1, dimension=4))
+    with pytest.raises(EmbeddingMismatchError):
+        backend.check_dimension(5)
+    backend.check_dimension(4)
+
+
+def test_records_rewritten_and_times_touched_keep_their_vectors(backend: FactStore) -> None:
+    first = fact()
+    vectors = unit_rows(1)
+    backend.upsert([first], vectors)
+    backend.update_records([first.model_copy(update={"pinned": True})])
+    at = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
+    backend.touch([(first.id, at.timestamp())], user_id="ada")
+    (stored,), loaded = backend.load_user("ada")
+    assert stored.pinned and stored.last_accessed_at == at and stored.content == first.content
+    assert np.allclose(loaded[0], vectors[0], atol=1e-6)
+
+
+def test_deletes_touch_only_the_named_users_facts(backend: FactStore) -> None:
+    mine, theirs = fact(), fact("bob")
+    backend.upsert([mine, theirs], unit_rows(2))
+    backend.delete([mine.id, theirs.id], user_id="ada")
+    assert backend.get([mine.id, theirs.id]) == [theirs]
+    backend.save_profile(Profile(user_id="bob", recent=ProfileSection(summary="Sailing")))
+    backend.save_profile(Profile(user_id="bob", agent_id="coach"))
+    backend.drop_facts("bob")
+    assert backend.load_user("bob")[0] == [] and backend.load_profile("bob", None) is not None
+    backend.upsert([theirs], unit_rows(1))
+    assert backend.drop_user("bob") == 1
+    assert backend.load_profile("bob", None) is None
+    assert backend.load_profile("bob", "coach") is None
+    assert backend.users() == [] and backend.count() == 0
+
+
+def test_profiles_are_kept_per_user_and_agent(backend: FactStore) -> None:
+    shared = Profile(user_id="ada", work_context=ProfileSection(summary="Front-end team"))
+    coach = Profile(user_id="ada", agent_id="coach", background=ProfileSection(summary="Runs"))
+    backend.save_profile(shared)
+    backend.save_profile(coach)
+    assert backend.load_profile("ada", None) == shared
+    assert backend.load_profile("ada", "coach") == coach
+    assert backend.load_profile("bob", None) is None
+
+
+def test_write_sequences_give_each_number_once(backend: FactStore) -> None:
+    assert backend.latest_revision("ada") == 0 and backend.is_current("ada", 0)
+    assert backend.record_write("ada", 0) == 1
+    # A writer whose index still reflects 0: it gets number 2, but its index does not
+    # reflect 1, so it keeps 0 and reloads at its next read.
+    assert backend.record_write("ada", 0) == 0
+    assert backend.latest_revision("ada") == 2
+    assert not backend.is_current("ada", 1) and backend.is_current("ada", 2)
+    backend.record_writes(["ada", "bob", "ada"])
+    assert backend.latest_revision("ada") == 3 and backend.latest_revision("bob") == 1
+    assert backend.compact("ada") >= 0 and backend.latest_revision("ada") == 3
+
+
+def test_a_salvage_reads_back_every_record(backend: FactStore, store_kind: str) -> None:
+    stored = [fact(), fact()]
+    backend.upsert(stored, unit_rows(2))
+    if store_kind == "server":  # its files are the server's
+        with pytest.raises(StoreError, match="restore that collection"):
+            backend.salvage("ada")
+        return
+    assert sorted(f.id for f in backend.salvage("ada")) == sorted(f.id for f in stored)
+
+
+def test_a_backend_reports_its_kind_and_hold(backend: FactStore, store_kind: str) -> None:
+    backend.probe()
+    kinds = {"memory": "memory", "embedded": "chroma-embedded", "server": "chroma-server"}
+    assert backend.kind == kinds[store_kind]
+    hold = backend.hold()
+    assert hold.held and hold.mode == ("home-lock" if store_kind == "embedded" else "none")
+
+
+# Memory on the backend -----------------------------------------------------------------
 
 
 def test_a_fact_round_trips_every_field(store: Memory) -> None:
@@ -169,6 +264,7 @@ def test_every_write_changes_the_revision_token(store: Memory) -> None:
     assert len(seen) == 4 and None in seen
 
 
+@pytest.mark.parametrize("store_kind", CHROMA_STORES)
 def test_two_memories_on_one_store_see_each_others_writes(open_memory: Opener) -> None:
     first, second = open_memory(), open_memory()
     assert second.recall("anything at all", user_id="ada") == []  # warm second's index
@@ -200,14 +296,6 @@ def stop_all(services: list[subprocess.Popen[bytes]]) -> None:
     for service in services:
         service.terminate()
         service.wait(timeout=20)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.chroma_server

@@ -24,9 +24,9 @@ LAYERS: dict[str, int] = {
     "recallmem.persistence": 3,
     "recallmem.retrieval": 2,
     "recallmem.store": 1,
-    "recallmem.durability": 1,
     **dict.fromkeys(
         [
+            "recallmem.durability",
             "recallmem.embedders",
             "recallmem.facts",
             "recallmem.secrets",

@@ -1,4 +1,4 @@
-"""Memory on real embedded Chroma: writing, recalling, editing, forgetting."""
+"""Memory, the facade: writing, recalling, editing, forgetting (on the in-memory store)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from recallmem.durability.whole_files import sync_directory, write_durably
 from recallmem.errors import StoreError
-from recallmem.store.chroma.workarounds.scrub import scrub_chroma, scrub_sqlite
 
 log = logging.getLogger("recallmem.store")
 OWED_NAME = "scrub.owed"
@@ -56,18 +55,14 @@ class OwedScrub:
                     sync_directory(self.path.parent)
 
 
-def complete_owed_scrub(home: Path, chroma_path: Path, queue_path: Path) -> bool:
-    """Scrub what a purge a crash interrupted left (Chroma's file, then the queue's);
-    True if one was owed. A failed scrub is logged and stays owed for the next open or
-    purge: opening must not fail for it."""
+def complete_owed_scrub(home: Path, scrub: Callable[[], None]) -> bool:
+    """Run ``scrub`` if a purge a crash interrupted left one owed in ``home``; True if
+    one was. A failed scrub is logged and stays owed for the next open or purge: opening
+    must not fail for it."""
     owed = OwedScrub(home)
     if not owed.path.exists():
         return False
     log.warning("recallmem: a purge was interrupted before its bytes were scrubbed; scrubbing")
-
-    def scrub() -> None:
-        scrub_chroma(chroma_path)
-        scrub_sqlite(queue_path)
 
     try:
         owed.scrubbed(scrub)

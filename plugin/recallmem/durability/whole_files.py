@@ -7,8 +7,12 @@ name, and the directory ``fsync``ed so the rename itself survives a power cut.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+
+# How SQLite (Chroma's too) and the OS word a full disk when no errno comes along.
+_DISK_FULL_TEXT = ("database or disk is full", "no space left on device", "disk is full")
 
 
 def write_durably(path: Path, body: bytes) -> None:
@@ -36,3 +40,15 @@ def sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error (or one it was raised from) says the disk is full."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(text in str(seen).lower() for text in _DISK_FULL_TEXT):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

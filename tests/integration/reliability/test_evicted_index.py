@@ -55,8 +55,11 @@ def test_a_reopened_store_reads_whole_and_the_healed_indexes_save_at_every_write
     with open_memory(home) as memory:
         write_users(memory)
     with open_memory(home) as memory:
-        client = memory.store.collections.client
-        names = [user_collection(memory.store.collections.prefix, f"user{n}") for n in range(USERS)]
+        client = memory.repository.store.collections.client
+        names = [
+            user_collection(memory.repository.store.collections.prefix, f"user{n}")
+            for n in range(USERS)
+        ]
         assert {client.get_collection(n).configuration_json["hnsw"]["sync_threshold"]
                 for n in names} == {USER_HNSW["sync_threshold"]}  # fmt: skip
         for _ in range(2):
@@ -106,10 +109,10 @@ def test_a_probe_a_crash_left_in_a_collection_is_no_fact(tmp_path: Path) -> None
     # its delete: a record with a vector and nothing else.
     with open_memory(tmp_path / "mem") as memory:
         fact = memory.remember("Keeps bees on the roof", user_id="ada", category="context")
-        name = user_collection(memory.store.collections.prefix, "ada")
-        collection = memory.store.collections.client.get_collection(name)
-        dimension = len(memory.store.load_user("ada")[1][0])
+        name = user_collection(memory.repository.store.collections.prefix, "ada")
+        collection = memory.repository.store.collections.client.get_collection(name)
+        dimension = len(memory.repository.store.load_user("ada")[1][0])
         collection.add(ids=["unsaved-index-probe-0"], embeddings=[[1.0] * dimension])
         assert [f.id for f in memory.list(user_id="ada")] == [fact.id]
         assert [h.fact.id for h in memory.recall("bees", user_id="ada")] == [fact.id]
-        assert [f.id for f in memory.store.stored_records("ada")] == [fact.id]
+        assert [f.id for f in memory.repository.store.salvage("ada")] == [fact.id]

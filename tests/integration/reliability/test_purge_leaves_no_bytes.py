@@ -69,7 +69,7 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     memory.close()
 
     reopened = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    assert reopened.list(user_id="ada", status=None) == [] and reopened.pending() == []
+    assert reopened.list(user_id="ada", status=None) == [] and reopened.queue.pending() == []
     assert [h.fact.content for h in reopened.recall("honey", user_id="grace")] == [KEPT]
     reopened.close()
     assert files_holding(home, PURGED) == {}  # and Chroma's replay at open brought nothing back
@@ -140,5 +140,5 @@ def test_kill_9_during_purges_then_purging_again_erases_everything(home: Path) -
         for round_ in range(PURGE_ROUNDS):
             memory.forget(user_id=f"user{round_}", purge=True)  # "forget me" again finishes
             assert memory.list(user_id=f"user{round_}", status=None) == []
-        assert memory.store.count() == 0
+        assert memory.repository.store.count() == 0
     assert files_holding(home, ["Wibblequax"]) == {}

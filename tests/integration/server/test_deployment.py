@@ -20,7 +20,7 @@ import httpx
 import pytest
 from coherence import marker as note_marker
 
-from tests.conformance.test_store_conformance import free_port
+from tests.conformance.stores import free_port
 
 BIN = Path(sys.executable).parent
 START_SECONDS = 180.0  # three workers load the default encoder on a shared machine

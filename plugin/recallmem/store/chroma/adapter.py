@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from recallmem.errors import DiskFullError, EmbeddingMismatchError
+from recallmem.errors import DiskFullError
+from recallmem.store.chroma.built_with import BuiltWith
 from recallmem.store.chroma.codec import decode, encode, scope_where
 from recallmem.store.chroma.failures import (
     DISK_RESERVE_BYTES,
@@ -39,6 +40,7 @@ from recallmem.store.chroma.revisions import Revisions
 from recallmem.store.chroma.workarounds.saved_index import read_saved
 from recallmem.store.chroma.workarounds.scrub import scrub_chroma
 from recallmem.store.chroma.workarounds.segments import stored_facts
+from recallmem.store.fact_store import HomeHold
 from recallmem.types import Fact, Profile
 
 _SCOPE_VECTOR = [1.0]  # the scopes collection is looked up by id only
@@ -56,8 +58,9 @@ def _close(client: Any, lock: HomeLock | None) -> None:
             lock.release()
 
 
-class FactStore:
-    """Facts, revisions and profiles in Chroma. Every read and delete is scoped by user.
+class ChromaFactStore:
+    """Facts, revisions and profiles in Chroma (:class:`~recallmem.store.fact_store.
+    FactStore`). Every read and delete is scoped by user.
 
     ``path`` is the embedded database's directory (None for a Chroma server): writes
     check the room they need there first. ``lock`` is this process's hold on the home,
@@ -82,6 +85,7 @@ class FactStore:
         self.path = path
         self.lock = lock
         self.where = str(path) if path is not None else "the Chroma server"
+        self.kind = "chroma-embedded" if path is not None else "chroma-server"
         self.unapplied_at_open = 0  # logged writes Chroma had not applied (unapplied.py)
         self.migrated = 0  # facts moved from the older layout when this store opened
         self._closer = weakref.finalize(self, _close, client, lock)
@@ -99,12 +103,7 @@ class FactStore:
                 f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/chroma/revisions.py
-        recorded = self.collections.directory.metadata or {}
-        if recorded.get("embedding_model") != embedder:
-            self._mismatch(recorded, embedder, dimension)
-        self.dimension: int | None = recorded.get("embedding_dim")
-        if dimension is not None:
-            self.check_dimension(dimension)
+        self._built_with = BuiltWith(self.collections.directory, prefix, embedder, dimension)
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -127,37 +126,53 @@ class FactStore:
         """Release the Chroma client and this process's lock on the home (idempotent)."""
         self._closer()
 
-    def _mismatch(self, recorded: dict[str, Any], embedder: str, dimension: int | None) -> None:
-        model, dim = recorded.get("embedding_model"), recorded.get("embedding_dim")
-        raise EmbeddingMismatchError(
-            f"the store '{self._prefix}' was built with embeddings {model!r} "
-            f"({dim} dimensions) but this Memory uses {embedder!r} "
-            f"({dimension or 'undeclared'} dimensions); its vectors would be garbage. Open it "
-            "with the embeddings it was built with, or move the memory: `recallmem export` "
-            "with the old embeddings, then `recallmem import` into a new home or "
-            "collection prefix with the new ones (import re-embeds every fact)."
-        )
+    def hold(self) -> HomeHold:
+        """This process's hold on the embedded home; a Chroma server needs none."""
+        return HomeHold(mode="none", held=True) if self.lock is None else self.lock.hold()
+
+    def announce(self, serve_url: str, *, open_access: bool) -> None:
+        """Name the service in the home's lock file (the CLI reads it); a server: nothing."""
+        if self.lock is not None:
+            self.lock.announce(serve_url, open_access=open_access)
+
+    # write sequences (revisions.py) --------------------------------------------
+
+    def latest_revision(self, user_id: str) -> int:
+        """The number of the user's last claimed write (0: never written)."""
+        return self.revisions.latest(user_id)
+
+    def is_current(self, user_id: str, revision: int) -> bool:
+        """Whether an index reflecting writes up to ``revision`` misses none."""
+        return self.revisions.is_current(user_id, revision)
+
+    def record_write(self, user_id: str, revision: int) -> int:
+        """Claim the user's next number (:meth:`Revisions.record_write`)."""
+        return self.revisions.record_write(user_id, revision)
+
+    def record_writes(self, users: Sequence[str]) -> None:
+        """Claim a number for each user, in a few calls for all."""
+        self.revisions.record_writes(users)
+
+    def compact(self, user_id: str) -> int:
+        """Drop the user's old write-sequence records; how many numbers."""
+        return self.revisions.trim(user_id)
+
+    @property
+    def dimension(self) -> int | None:
+        """The size of the store's vectors; None until the first write records it."""
+        return self._built_with.dimension
 
     def check_dimension(self, dimension: int) -> None:
         """Refuse vectors of another size than the collection's (a read: nothing is written)."""
-        if self.dimension is not None and self.dimension != dimension:
-            self._mismatch(self.collections.directory.metadata or {}, self.embedder, dimension)
-
-    def _record_dimension(self, dimension: int) -> None:
-        self.check_dimension(dimension)
-        if self.dimension is None:
-            with self._errors("record the embedding dimension"):
-                directory = self.collections.directory
-                recorded = dict(directory.metadata or {})
-                directory.modify(metadata={**recorded, "embedding_dim": dimension})
-            self.dimension = dimension
+        self._built_with.check(dimension)
 
     # facts ---------------------------------------------------------------
 
     def upsert(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
         """Write whole fact records with their vectors (the first write records their size)."""
         if len(facts):
-            self._record_dimension(int(vectors.shape[1]))
+            with self._errors("record the embedding dimension"):
+                self._built_with.record(int(vectors.shape[1]))
         for start in range(0, len(facts), _WRITE_BATCH):
             self._upsert_batch(facts[start : start + _WRITE_BATCH],
                                vectors[start : start + _WRITE_BATCH])  # fmt: skip
@@ -271,15 +286,6 @@ class FactStore:
         pages = [page for user, mine in users.items() for page in self._pages(mine, user, include)]
         return [fact for page in pages for fact in _decoded(page)]
 
-    def ids_where(self, user_id: str, *, agent_id: str | None, thread_id: str | None) -> list[str]:
-        """Ids of a user's facts, narrowed by agent and thread when given."""
-        where = scope_where(user_id, agent_id=agent_id, thread_id=thread_id)
-        collection = self._of(user_id)
-        if collection is None:
-            return []
-        with self._errors("list fact ids"):
-            return list(collection.get(where=where, include=[])["ids"])
-
     def ids_with_prefix(self, prefix: str) -> list[str]:
         """Ids of any user's facts starting with ``prefix``: a scan of every id, for the CLI."""
         with self._errors("list fact ids"):
@@ -342,19 +348,27 @@ class FactStore:
 
     def drop_user(self, user_id: str) -> int:
         """Erase a user whole ("forget me"): the collection is dropped without being read,
-        then the directory's entries, the profiles and revision records go. Returns how
+        then the directory's entries (any an interrupted erasure left too) and the
+        profiles; the revision records hold nothing of the user's and stay. Returns how
         many facts the directory listed."""
         with self._errors(f"list the fact ids of user {user_id!r}"):
             listed = self.collections.directory.get(where=scope_where(user_id), include=[])
-        with self._errors(f"drop the collection of user {user_id!r}"):
-            self.collections.drop(user_id)
-        self.delete_scope(user_id)
+        self.drop_facts(user_id)
+        with self._errors("delete a user's fact ids"):
+            self.collections.unlist_user(user_id)
+        with self._errors("delete a user's profiles"):
+            self._scopes.delete(where={"user_id": {"$eq": user_id}})
         return len(listed["ids"])
 
-    def stored_records(self, user_id: str) -> list[Fact]:
+    def salvage(self, user_id: str) -> list[Fact]:
         """The user's facts as Chroma's records hold them, read without Chroma
-        (store/chroma/workarounds/segments.py): what rebuilding a broken collection writes back."""
+        (workarounds/segments.py): what rebuilding a broken collection writes back."""
         return stored_facts(self.path, user_collection(self._prefix, user_id), user_id)
+
+    def drop_facts(self, user_id: str) -> None:
+        """Delete the user's collection whole without reading it (profiles stay)."""
+        with self._errors(f"drop the collection of user {user_id!r}"):
+            self.collections.drop(user_id)
 
     def scrub(self) -> None:
         """Leave no byte of purged facts in the embedded store's files (a Chroma server
@@ -362,14 +376,6 @@ class FactStore:
         if self.path is not None:
             with self._scrub_lock:
                 scrub_chroma(self.path)
-
-    def delete_scope(self, user_id: str) -> None:
-        """Erase a user's revision and profiles ("forget me"), and any id the directory
-        still lists for the user (an erasure a crash interrupted)."""
-        with self._errors("delete a user's fact ids"):
-            self.collections.unlist_user(user_id)
-        with self._errors("delete a user's profiles"):
-            self._scopes.delete(where={"user_id": {"$eq": user_id}})
 
 
 def _rows_by_user(facts: Sequence[Fact]) -> dict[str, list[int]]:

@@ -10,12 +10,12 @@ stays free for reads and for Chroma to finish what it started.
 
 from __future__ import annotations
 
-import errno
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from recallmem.durability.whole_files import is_disk_full
 from recallmem.errors import BrokenIndexError, DiskFullError, EmbeddingMismatchError, StoreError
 
 # Left free for reads, the log's own bookkeeping and SQLite's rollback journal.
@@ -23,7 +23,6 @@ DISK_RESERVE_BYTES = 1024 * 1024
 # What one written byte costs on disk: the log copy, the record, the full-text index
 # (trigrams), the vector index and journal pages (measured about 6x; rounded up).
 WRITE_AMPLIFICATION = 8
-_DISK_FULL_TEXT = ("database or disk is full", "no space left on device", "disk is full")
 # What Chroma 1.5 says of a collection whose vector index files were saved by a process
 # killed before it saved their id map and log position: replaying the log then deletes
 # or reads labels the files no longer hold (docs/architecture.md, "A vector index a
@@ -36,18 +35,6 @@ _BROKEN_INDEX_TEXT = (
     "error deserializing pickle file",
     "error opening pickle file",
 )
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether an error (or one it was raised from) says the disk is full."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if any(text in str(seen).lower() for text in _DISK_FULL_TEXT):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def disk_full_message(where: str, action: str, detail: str) -> str:

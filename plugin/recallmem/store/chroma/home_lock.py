@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from recallmem.errors import StoreLockedError
+from recallmem.store.fact_store import HomeHold
 
 LOCK_NAME = "recallmem.lock"
 
@@ -113,6 +114,12 @@ class HomeLock:
     def holder(self) -> Holder:
         """This process, as the lock file records it."""
         return _held[self.home].holder
+
+    def hold(self) -> HomeHold:
+        """Whether this process still owns the home, as the lock file names its owner."""
+        holder = read_holder(self.home)
+        pid = holder.pid if holder else None
+        return HomeHold(mode="home-lock", held=pid == os.getpid(), holder_pid=pid)
 
     def announce(self, serve_url: str, *, open_access: bool) -> None:
         """Record that this process serves the home at ``serve_url`` (for the CLI)."""

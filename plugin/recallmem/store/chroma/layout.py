@@ -15,17 +15,15 @@ on the hash alone.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recallmem.store.chroma.workarounds.dropped_index import drop_collection
 from recallmem.store.chroma.workarounds.saved_index import USER_HNSW
-from recallmem.store.chroma.workarounds.segments import vector_index_dir
 
 DIRECTORY_SUFFIX = "_ids"
 SCOPES_SUFFIX = "_scopes"  # revisions and profiles (revisions.py, adapter.py)
@@ -41,18 +39,6 @@ def user_collection(prefix: str, user_id: str) -> str:
     nor every length a user id may have, so the id is hashed)."""
     digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
     return f"{prefix}_u{digest}"
-
-
-def drop_collection(client: Any, path: Path | None, name: str) -> None:
-    """Delete collection ``name``, if it exists, without reading it, and in an embedded
-    store at ``path`` its vector index files, which Chroma 1.5 leaves on disk."""
-    from chromadb.errors import NotFoundError
-
-    index_dir = vector_index_dir(path, name) if path is not None else None
-    with contextlib.suppress(NotFoundError):
-        client.delete_collection(name)
-    if index_dir is not None:
-        shutil.rmtree(index_dir, ignore_errors=True)
 
 
 class Collections:

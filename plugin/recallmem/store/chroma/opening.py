@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from recallmem.config import MemoryConfig
 from recallmem.durability.owed_scrub import complete_owed_scrub
-from recallmem.store.chroma.adapter import FactStore
+from recallmem.durability.sqlite_scrub import scrub_sqlite
+from recallmem.store.chroma.adapter import ChromaFactStore
 from recallmem.store.chroma.client import open_client
 from recallmem.store.chroma.failures import store_errors
 from recallmem.store.chroma.home_lock import acquire
 from recallmem.store.chroma.migration import Progress, migrate, pending_migration
 from recallmem.store.chroma.workarounds.heap_perturb import wipe_heap_blocks
 from recallmem.store.chroma.workarounds.rebuild import repair_shared_collections
+from recallmem.store.chroma.workarounds.scrub import scrub_chroma
 from recallmem.store.chroma.workarounds.sqlite_indexes import add_lookup_indexes
 from recallmem.store.chroma.workarounds.unapplied import report_unapplied
 
@@ -32,7 +34,7 @@ def open_store(
     *,
     migrate_now: bool | None = None,
     progress: Progress | None = None,
-) -> FactStore:
+) -> ChromaFactStore:
     """The fact store ``config`` names; an embedded one is first locked to this process
     (:mod:`recallmem.store.chroma.home_lock`), and unlocked again if opening fails.
 
@@ -50,11 +52,11 @@ def open_store(
         if lock is not None:  # after the client: Chroma has created its tables by then
             add_lookup_indexes(config.chroma_path)
             repair_shared_collections(client, config)
-            complete_owed_scrub(config.home, config.chroma_path, config.queue_path)
+            complete_owed_scrub(config.home, lambda: _scrub_home(config))
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
             old = pending_migration(client, config.collection, config.chroma_url, allowed)
-        store = FactStore(
+        store = ChromaFactStore(
             client, config.collection, embedder, dimension,
             path=None if config.chroma_url else config.chroma_path, lock=lock,
         )  # fmt: skip
@@ -67,3 +69,9 @@ def open_store(
         if lock is not None:
             lock.release()
         raise
+
+
+def _scrub_home(config: MemoryConfig) -> None:
+    # what a purge leaves bytes in: Chroma's file, then the extraction queue's
+    scrub_chroma(config.chroma_path)
+    scrub_sqlite(config.queue_path)

@@ -10,6 +10,10 @@ chromadb 1.5 has no setting for it: its embedded API sizes the cache from
 ``resource.getrlimit`` when the client is built. So while recallmem builds its client,
 that module sees a file limit of ``5 * CHROMA_OPEN_INDEXES``; nothing else is changed
 (the process's real limit stays as it is).
+
+Upstream behaviour worked around (chromadb==1.5.9): sizing its cache of open vector
+indexes from the file limit; tests/integration/chroma_upstream/test_bounded_cache.py
+fails the day that changes.
 """
 
 from __future__ import annotations

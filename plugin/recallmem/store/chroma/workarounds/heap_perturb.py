@@ -15,6 +15,10 @@ back from ``malloc(400)`` with its text). The cache can only be switched off whe
 process starts, by the environment variable ``GLIBC_TUNABLES`` holding
 :data:`THREAD_CACHE_OFF`; ``scripts/serve.sh`` and ``scripts/test.sh`` set it, and a
 program embedding recallmem must set it for the same guarantee.
+
+Upstream behaviour worked around (chromadb==1.5.9): its vector index saving unfilled
+slots with whatever the heap held;
+tests/integration/chroma_upstream/test_heap_perturb.py fails the day that changes.
 """
 
 from __future__ import annotations

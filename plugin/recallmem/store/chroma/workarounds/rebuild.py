@@ -9,6 +9,10 @@ journaled to ``<home>/rebuilds/<collection>.json`` (durability/whole_files.py), 
 collection is dropped and created again, the records written back, and the journal
 removed. A journal found at the next open (a crash in between) is finished first.
 A user's own collection is rebuilt by maintenance instead (its records are embedded).
+
+Upstream behaviour worked around (chromadb==1.5.9): an index saved before its id map
+failing every read after a kill; tests/integration/chroma_upstream/test_rebuild.py fails
+the day that changes.
 """
 
 from __future__ import annotations
@@ -22,12 +26,8 @@ from typing import Any
 from recallmem.config import MemoryConfig
 from recallmem.durability.whole_files import write_durably
 from recallmem.store.chroma.failures import is_broken_index, store_errors
-from recallmem.store.chroma.layout import (
-    DIRECTORY_HNSW,
-    DIRECTORY_SUFFIX,
-    SCOPES_SUFFIX,
-    drop_collection,
-)
+from recallmem.store.chroma.layout import DIRECTORY_HNSW, DIRECTORY_SUFFIX, SCOPES_SUFFIX
+from recallmem.store.chroma.workarounds.dropped_index import drop_collection
 from recallmem.store.chroma.workarounds.segments import DOCUMENT_KEY, read_collection
 
 log = logging.getLogger("recallmem.store")

@@ -15,14 +15,18 @@ and the free pages of the database file. So after a purge:
 Chroma's file is scrubbed by a short child process that only runs the SQL below
 (store/chroma/workarounds/sqlite_child.py says why). The extraction queue belongs to Python's
 ``sqlite3`` and is scrubbed in-process.
+
+Upstream behaviour worked around (chromadb==1.5.9): a delete leaving the text in its
+log, full-text index and free pages; tests/integration/chroma_upstream/test_scrub.py
+fails the day that changes.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from pathlib import Path
 
+from recallmem.durability.sqlite_scrub import unscrubbed_message
 from recallmem.errors import StoreError
 from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 
@@ -57,30 +61,7 @@ def scrub_chroma(chroma_path: Path) -> None:
     try:
         run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
     except ChildProcessFailedError as exc:
-        raise StoreError(_unscrubbed(database, str(exc))) from exc
-
-
-def scrub_sqlite(path: Path) -> None:
-    """Rewrite a SQLite file of ours (WAL mode) so deleted rows leave no bytes behind."""
-    if not path.exists():
-        return
-    try:
-        db = sqlite3.connect(path, timeout=60, isolation_level=None)
-        try:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            db.execute("VACUUM")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise StoreError(_unscrubbed(path, str(exc))) from exc
-
-
-def _unscrubbed(path: Path, why: str) -> str:
-    return (
-        f"the facts are erased, but {path} could not be rewritten to drop their bytes "
-        f"({why}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
-    )
+        raise StoreError(unscrubbed_message(database, str(exc))) from exc
 
 
 def main(argv: list[str]) -> int:

@@ -7,6 +7,10 @@ vector index and its records disagree about the ids just written. Met in
 each reads the other's writes) on a loaded machine: one read in about a hundred. The
 same read a moment later succeeds, so it is retried a few times, briefly; a state that
 does not settle (a vector index a crash left broken) still raises as it did.
+
+Upstream behaviour worked around (chromadb==1.5.9): a server read that races a write
+failing with "Error finding id"; tests/integration/chroma_upstream/test_settling.py
+fails the day that changes.
 """
 
 from __future__ import annotations

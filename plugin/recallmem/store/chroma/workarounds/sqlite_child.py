@@ -4,6 +4,9 @@ Chroma's Rust core links its own SQLite. Two SQLite libraries in one process dro
 other's POSIX locks on a file, which can corrupt it, so every statement recallmem runs
 on ``chroma.sqlite3`` (the scrub, the lookup indexes, the count of unapplied log rows,
 reading records to rebuild a collection) runs in a child: :func:`run_child`.
+
+Upstream behaviour worked around (chromadb==1.5.9): its core carrying a SQLite of its
+own; tests/integration/chroma_upstream/test_sqlite_child.py fails the day that changes.
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ in one process corrupt a database (:mod:`recallmem.store.chroma.workarounds.scru
 Failing to add them costs speed, never correctness, so a failure is logged and the store
 opens without them. A Chroma server's database is the server's: its operator adds them with the same
 statements (docs/deployment.md).
+
+Upstream behaviour worked around (chromadb==1.5.9): looking segments and log rows up by
+columns it does not index; tests/integration/chroma_upstream/test_sqlite_indexes.py
+fails the day that changes.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ recallmem's room check and Chroma's write, docs/architecture.md). Chroma applies
 at its first read, so a write that was reported as failed then appears. This count is
 how that is reported instead of going unnoticed. It is read by a short child process,
 read-only, before Chroma opens the file (Chroma links its own SQLite; see scrub).
+
+Upstream behaviour worked around (chromadb==1.5.9): logging a write before applying it;
+tests/integration/chroma_upstream/test_unapplied.py fails the day that changes.
 """
 
 from __future__ import annotations

@@ -1,0 +1,25 @@
+"""Opening the backend a configuration names: Chroma (``store="chroma"``, embedded or
+a server) or the process's memory (``store="memory"``)."""
+
+from __future__ import annotations
+
+from langchain_core.embeddings import Embeddings
+
+from recallmem.config import MemoryConfig
+from recallmem.embedders import embedder_name
+from recallmem.store.chroma.opening import open_store
+from recallmem.store.fact_store import FactStore
+from recallmem.store.in_memory import InMemoryFactStore
+
+
+def open_fact_store(config: MemoryConfig, embeddings: Embeddings) -> FactStore:
+    """The store ``config`` names, for vectors of ``embeddings``.
+
+    Opening embeds nothing: an embedder that does not declare its dimension has it read
+    from the store, or recorded by the first write.
+    """
+    declared = getattr(embeddings, "dimension", None)
+    dimension = declared if isinstance(declared, int) else None
+    if config.store == "memory":
+        return InMemoryFactStore(embedder_name(embeddings), dimension)
+    return open_store(config, embedder_name(embeddings), dimension)
