@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|keywords|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.ablation import ablation
     from bench.bilingual_report import bilingual
     from bench.consolidation import consolidation
+    from bench.dedup import dedup
     from bench.embedders import embedders
     from bench.keywords import keywords
     from bench.peers import peers
@@ -28,6 +29,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.scale import scale
     from bench.scale_cold import scale_cold
     from bench.secrets import secrets
+    from bench.signals_quality import signals
     from bench.summary import summary
     from bench.year import year
 
@@ -44,6 +46,8 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "secrets": secrets,
         "planner": planner,
         "keywords": keywords,
+        "dedup": dedup,
+        "signals": signals,
         "consolidation": consolidation,
         "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
@@ -56,6 +60,8 @@ ORDER = (
     "bilingual",
     "planner",
     "keywords",
+    "dedup",
+    "signals",
     "ablation",
     "embedders",
     "peers",
