@@ -16,3 +16,10 @@ def memory() -> Iterator[Memory]:
     """A Memory on the in-memory store with fast hashing embeddings."""
     with Memory(MemoryConfig(store="memory"), embeddings=HashingEmbeddings()) as mem:
         yield mem
+
+
+@pytest.fixture
+def use_memory() -> Iterator[Memory]:
+    """A Memory on the in-memory store with the real offline multilingual encoder."""
+    with Memory(MemoryConfig(store="memory")) as mem:
+        yield mem
