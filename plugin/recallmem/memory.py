@@ -66,7 +66,7 @@ def _scratch_home(config: MemoryConfig) -> MemoryConfig:
 
 
 class Memory:
-    """Long-term memory of typed facts per user, in Chroma, recalled offline.
+    """Long-term memory of typed facts per user, in Chroma (or the process), recalled offline.
 
     Opening reads nothing but the collection's settings: no text is embedded and no
     thread starts until a call needs it (see :meth:`start_background`). With
