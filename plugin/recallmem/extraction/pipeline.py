@@ -5,7 +5,7 @@
 
 This module only composes the stages::
 
-    pipeline = ExtractionPipeline(facts, model, config)   # facts: a FactRepository; model: or None
+    pipeline = ExtractionPipeline(facts, model, config)   # facts: FactRepository; model or None
     pipeline.observe(messages, *, user_id, thread_id, agent_id=None, timezone=None)
     pipeline.flush(timeout=None) -> list[ExtractionReport]   # every pending window, now
     pipeline.extract(messages, *, user_id, thread_id, agent_id=None, timezone=None)

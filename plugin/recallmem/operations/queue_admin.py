@@ -83,3 +83,4 @@ class QueueAdmin:
     adrop = async_twin(drop)
     arecent = async_twin(recent)
     ausage = async_twin(usage)
+    aproblems = async_twin(problems)

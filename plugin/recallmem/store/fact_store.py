@@ -98,7 +98,8 @@ class FactReads(Protocol):
 
     def salvage(self, user_id: str) -> list[Fact]:
         """The user's records, read around whatever a crash left unreadable: what a
-        repair writes back (re-embedded)."""
+        repair writes back (re-embedded). A backend that cannot (a Chroma server, whose
+        files are its own) raises StoreError saying what to do instead."""
         ...
 
     def probe(self) -> None:
