@@ -47,3 +47,8 @@ def use_memory(home: Path) -> Iterator[Memory]:
     """A Memory with the real offline multilingual encoder."""
     with Memory(MemoryConfig(home=home)) as mem:
         yield mem
+
+
+# tests/unit/conftest.py holds fixtures, no doctest; collected as a doctest module it
+# would be imported by its base name, which tests/unit/bench/conftest.py already took.
+collect_ignore = ["unit/conftest.py"]

@@ -12,8 +12,9 @@ that module sees a file limit of ``5 * CHROMA_OPEN_INDEXES``; nothing else is ch
 (the process's real limit stays as it is).
 
 Upstream behaviour worked around (chromadb==1.5.9): sizing its cache of open vector
-indexes from the file limit; tests/integration/chroma_upstream/test_bounded_cache.py
-fails the day that changes.
+indexes from the file limit;
+tests/integration/chroma_upstream/test_upstream_bounded_cache.py fails the day that
+changes.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Dropping a collection with its vector index files.
 
-chromadb 1.5.9's ``delete_collection`` leaves the collection's vector index directory on
-disk (tests/integration/chroma_upstream/test_segments.py checks it): with a collection per
-user, every erased user would leave files behind, which may hold their vectors and stale
-heap bytes (heap_perturb.py). So the directory is found before the drop and removed after.
+``delete_collection`` leaves the collection's vector index directory on disk: with a
+collection per user, every erased user would leave files behind, which may hold their
+vectors and stale heap bytes (heap_perturb.py). So the directory is found before the drop
+and removed after.
 
 Upstream behaviour worked around (chromadb==1.5.9): leaving a dropped collection's index
-files on disk; tests/integration/chroma_upstream/test_segments.py fails the day that
-changes.
+files on disk; tests/integration/chroma_upstream/test_upstream_segments.py fails the day
+that changes.
 """
 
 from __future__ import annotations

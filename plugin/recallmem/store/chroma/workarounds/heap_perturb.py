@@ -18,7 +18,8 @@ program embedding recallmem must set it for the same guarantee.
 
 Upstream behaviour worked around (chromadb==1.5.9): its vector index saving unfilled
 slots with whatever the heap held;
-tests/integration/chroma_upstream/test_heap_perturb.py fails the day that changes.
+tests/integration/chroma_upstream/test_upstream_heap_perturb.py fails the day that
+changes.
 """
 
 from __future__ import annotations

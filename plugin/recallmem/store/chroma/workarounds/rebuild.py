@@ -11,8 +11,8 @@ removed. A journal found at the next open (a crash in between) is finished first
 A user's own collection is rebuilt by maintenance instead (its records are embedded).
 
 Upstream behaviour worked around (chromadb==1.5.9): an index saved before its id map
-failing every read after a kill; tests/integration/chroma_upstream/test_rebuild.py fails
-the day that changes.
+failing every read after a kill;
+tests/integration/chroma_upstream/test_upstream_rebuild.py fails the day that changes.
 """
 
 from __future__ import annotations

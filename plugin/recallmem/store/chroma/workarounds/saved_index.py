@@ -24,8 +24,8 @@ often (``test_a_write_chroma_half_did_is_reported_at_the_next_open`` hung in 2 o
 fresh-clone CI runs, and in loops 1-4 of 14 runs, against 1 of 14 at ten).
 
 Upstream behaviour worked around (chromadb==1.5.9): an evicted index that was never
-saved failing every read; tests/integration/chroma_upstream/test_saved_index.py fails
-the day that changes.
+saved failing every read; tests/integration/chroma_upstream/test_upstream_saved_index.py
+fails the day that changes.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ Chroma's file is scrubbed by a short child process that only runs the SQL below
 ``sqlite3`` and is scrubbed in-process.
 
 Upstream behaviour worked around (chromadb==1.5.9): a delete leaving the text in its
-log, full-text index and free pages; tests/integration/chroma_upstream/test_scrub.py
-fails the day that changes.
+log, full-text index and free pages;
+tests/integration/chroma_upstream/test_upstream_scrub.py fails the day that changes.
 """
 
 from __future__ import annotations

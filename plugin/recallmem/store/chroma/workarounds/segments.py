@@ -11,8 +11,8 @@ rows that segment had not applied yet.
 Chroma's file is read by a short child process (store/chroma/workarounds/sqlite_child.py says why).
 
 Upstream behaviour worked around (chromadb==1.5.9): keeping the records in the private
-tables read here; tests/integration/chroma_upstream/test_segments.py fails the day that
-changes.
+tables read here; tests/integration/chroma_upstream/test_upstream_segments.py fails the
+day that changes.
 """
 
 from __future__ import annotations

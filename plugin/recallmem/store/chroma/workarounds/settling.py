@@ -9,8 +9,8 @@ same read a moment later succeeds, so it is retried a few times, briefly; a stat
 does not settle (a vector index a crash left broken) still raises as it did.
 
 Upstream behaviour worked around (chromadb==1.5.9): a server read that races a write
-failing with "Error finding id"; tests/integration/chroma_upstream/test_settling.py
-fails the day that changes.
+failing with "Error finding id";
+tests/integration/chroma_upstream/test_upstream_settling.py fails the day that changes.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ on ``chroma.sqlite3`` (the scrub, the lookup indexes, the count of unapplied log
 reading records to rebuild a collection) runs in a child: :func:`run_child`.
 
 Upstream behaviour worked around (chromadb==1.5.9): its core carrying a SQLite of its
-own; tests/integration/chroma_upstream/test_sqlite_child.py fails the day that changes.
+own; tests/integration/chroma_upstream/test_upstream_sqlite_child.py fails the day that
+changes.
 """
 
 from __future__ import annotations

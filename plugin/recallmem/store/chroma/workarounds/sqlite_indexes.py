@@ -21,8 +21,9 @@ opens without them. A Chroma server's database is the server's: its operator add
 statements (docs/deployment.md).
 
 Upstream behaviour worked around (chromadb==1.5.9): looking segments and log rows up by
-columns it does not index; tests/integration/chroma_upstream/test_sqlite_indexes.py
-fails the day that changes.
+columns it does not index;
+tests/integration/chroma_upstream/test_upstream_sqlite_indexes.py fails the day that
+changes.
 """
 
 from __future__ import annotations

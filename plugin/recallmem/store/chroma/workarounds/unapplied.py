@@ -8,7 +8,7 @@ how that is reported instead of going unnoticed. It is read by a short child pro
 read-only, before Chroma opens the file (Chroma links its own SQLite; see scrub).
 
 Upstream behaviour worked around (chromadb==1.5.9): logging a write before applying it;
-tests/integration/chroma_upstream/test_unapplied.py fails the day that changes.
+tests/integration/chroma_upstream/test_upstream_unapplied.py fails the day that changes.
 """
 
 from __future__ import annotations
