@@ -1,4 +1,4 @@
-"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|audit|all] [--quick] [--no-write]``."""
+"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|year|audit|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.audit import audit
     from bench.bilingual_report import bilingual
     from bench.consolidation import consolidation
+    from bench.dedup import dedup
     from bench.embedders import embedders
     from bench.keywords import keywords
     from bench.peers import peers
@@ -30,6 +31,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.scale import scale
     from bench.scale_cold import scale_cold
     from bench.secrets import secrets
+    from bench.signals_quality import signals
     from bench.summary import summary
     from bench.year import year
 
@@ -47,6 +49,8 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "secrets": secrets,
         "planner": planner,
         "keywords": keywords,
+        "dedup": dedup,
+        "signals": signals,
         "consolidation": consolidation,
         "year": year,
         "audit": audit,
@@ -61,6 +65,8 @@ ORDER = (
     "bilingual",
     "planner",
     "keywords",
+    "dedup",
+    "signals",
     "ablation",
     "embedders",
     "peers",

@@ -11,7 +11,6 @@ last line is embedded as ``recall`` embeds it (through the run's vector cache).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -60,20 +59,9 @@ def _index(candidates: Candidates) -> tuple[LexicalIndex, np.ndarray]:
     return _INDEXES[key]
 
 
-@dataclass(frozen=True)
-class Scoring:
-    """One question scored over one benchmark user as ``recall`` scores it: the scores
-    with their parts and weights, the dense cosine, and which facts are in the query's
-    script (what ``bench.bilingual_learned`` reads its features from)."""
-
-    scored: Scored
-    cosine: np.ndarray
-    same_script: np.ndarray
-    one_line: bool
-
-
-def score_with(weights: Weights, candidates: Candidates, asked: Asked, now: datetime) -> Scoring:
-    """Score one question over one user's candidates with ``weights``, asked at ``now``."""
+def score_with(weights: Weights, candidates: Candidates, asked: Asked, now: datetime) -> Scored:
+    """Score one question over one user's candidates with ``weights``, asked at ``now``,
+    as ``recall`` scores it: the scores with their parts and weights."""
     lexical, cjk = _index(candidates)
     text = asked.question.text
     lexicon: Lexicon | None = default_lexicon() if has_cjk(text) or bool(cjk.any()) else None
@@ -90,8 +78,7 @@ def score_with(weights: Weights, candidates: Candidates, asked: Asked, now: date
         rows=np.arange(size),
     )
     window = mentioned_window(text, now)
-    scored = relevance(text, scope, lexical, lexicon, weights, window)
-    return Scoring(scored, cosine, cjk == mostly_cjk(text), tail is None)
+    return relevance(text, scope, lexical, lexicon, weights, window)
 
 
 def rank_with(
@@ -102,7 +89,7 @@ def rank_with(
     asked_now = now or datetime.now(UTC)
 
     def rank(candidates: Candidates, asked: Asked) -> np.ndarray:
-        return score_with(weights, candidates, asked, asked_now).scored.scores
+        return score_with(weights, candidates, asked, asked_now).scores
 
     return rank
 

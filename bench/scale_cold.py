@@ -81,7 +81,7 @@ def build(home: str, size: int, *, done: int = 0, seconds: float = 0.0) -> dict[
                       user_id=f"user-{i // PER_USER}") for i in numbers]  # fmt: skip
         vectors = np.asarray(memory.embeddings.embed_documents([f.content for f in facts]),
                              dtype=np.float32)  # fmt: skip
-        memory.store.upsert(facts, vectors)
+        memory.repository.store.upsert(facts, vectors)
         elapsed = time.perf_counter() - started
         _record_built(home, size, numbers[-1] + 1, elapsed)
         if (first // BUILD_BATCH) % 50 == 49:
@@ -139,7 +139,7 @@ def measure(home: str, size: int) -> dict[str, Any]:
         random_times.append(time.perf_counter() - started)
     cached = sum(len(i) for i in memory.repository._indexes._indexes.values())
     result = {
-        "size": size, "users": users, "stored": memory.store.count(),
+        "size": size, "users": users, "stored": memory.repository.store.count(),
         "first_recall_ms": percentiles_ms(cold), "random_user_ms": percentiles_ms(random_times),
         "random_recalls": len(random_times), "random_users_asked": len(asked),
         "rss_mb": _rss_mb("VmRSS"), "peak_rss_mb": _rss_mb("VmHWM"),

@@ -152,6 +152,16 @@ def score_only(splits: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
+def signals(quick: bool = False, write: bool = True) -> str:
+    """The ``signals`` suite of ``python -m bench``: print the tables and, with ``write``,
+    update docs/benchmarks.md (the labelled sets are small: ``quick`` changes nothing)."""
+    body = report()
+    print(body)
+    if write:
+        print(f"wrote {write_section('signals', body)}")
+    return body
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables and, unless ``--no-write`` or ``--score``, update docs/benchmarks.md."""
     parser = argparse.ArgumentParser(prog="python -m bench.signals_quality")
@@ -161,10 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.score:
         print(score_only(args.score))
         return 0
-    body = report()
-    print(body)
-    if not args.no_write:
-        print(f"wrote {write_section('signals', body)}")
+    signals(write=not args.no_write)
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,10 +16,6 @@ os.environ.update(
     MEM0_TELEMETRY="False",
     DO_NOT_TRACK="1",
 )
-
-# bench/ (the harness, with the labelled-case scorers) is not an installed package.
-if str(Path(__file__).resolve().parents[1]) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
@@ -52,3 +47,8 @@ def use_memory(home: Path) -> Iterator[Memory]:
     """A Memory with the real offline multilingual encoder."""
     with Memory(MemoryConfig(home=home)) as mem:
         yield mem
+
+
+# tests/unit/conftest.py holds fixtures, no doctest; collected as a doctest module it
+# would be imported by its base name, which tests/unit/bench/conftest.py already took.
+collect_ignore = ["unit/conftest.py"]

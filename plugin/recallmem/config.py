@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recallmem.limits import DEDUP_SIMILARITY, DEFAULT_K, MAX_K, RETRIEVALS_PER_USER
@@ -32,6 +32,14 @@ class MemoryConfig(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RECALLMEM_", extra="forbid")
 
     home: Path = Field(default_factory=default_home, description="Data directory.")
+    store: Literal["chroma", "memory"] = Field(
+        default="chroma",
+        description=(
+            "Where facts are kept: 'chroma' (embedded under home, or the server chroma_url "
+            "names), or 'memory': this process only, for tests and notebooks (the queue and "
+            "journals then live in a temporary directory removed at close, not in home)."
+        ),
+    )
     chroma_url: str | None = Field(
         default=None, description="Use a Chroma server (http://host:port) instead of embedded."
     )
@@ -160,6 +168,15 @@ class MemoryConfig(BaseSettings):
     @classmethod
     def _expand_home(cls, value: object) -> object:
         return Path(value).expanduser() if isinstance(value, str | Path) else value
+
+    @model_validator(mode="after")
+    def _one_store(self) -> MemoryConfig:
+        if self.store == "memory" and self.chroma_url:
+            raise ValueError(
+                "store='memory' keeps facts in this process, but chroma_url names a Chroma "
+                "server; set store='chroma' to use the server, or leave chroma_url unset"
+            )
+        return self
 
     @property
     def chroma_path(self) -> Path:

@@ -1,22 +1,25 @@
 """``Memory``: the facade that composes the fact repository and the extraction pipeline.
 
-Storage and retrieval live in :class:`~recallmem.persistence.repository.FactRepository`, extraction
-in :class:`~recallmem.extraction.pipeline.ExtractionPipeline` (which reaches the facts
-only through its own port). This class holds the public signatures; each method checks
-what it can in one line and hands the call to one part of :mod:`recallmem.operations`
-(reading, writing, extracting, porting) or to the repository.
+Storage and retrieval live in :class:`~recallmem.persistence.repository.FactRepository`
+(over Chroma, or the process's memory with ``MemoryConfig(store="memory")``), extraction
+in :class:`~recallmem.extraction.pipeline.ExtractionPipeline`. This class holds the public
+signatures; each method checks what it can in one line and hands the call to one part of
+:mod:`recallmem.operations` (reading, writing, extracting, porting, the queue, health) or
+to the repository.
 
->>> import tempfile
 >>> from recallmem.testing import HashingEmbeddings
->>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+>>> memory = Memory(MemoryConfig(store="memory"), embeddings=HashingEmbeddings())
 >>> fact = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
 >>> [hit.fact.content for hit in memory.recall("report language", user_id="ada")]
 ['Prefers reports in Chinese']
+>>> memory.close()
 """
 
 from __future__ import annotations
 
 import builtins
+import shutil
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
@@ -40,29 +43,32 @@ from recallmem.facts.validation import (
 from recallmem.lifecycle.consolidation import ConsolidationReport
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.operations.extracting import Extracting, configured_model
+from recallmem.operations.health import MemoryHealth, check_health
 from recallmem.operations.maintaining import Maintaining
 from recallmem.operations.porting import Porting
+from recallmem.operations.queue_admin import QueueAdmin
 from recallmem.operations.reading import Reading
 from recallmem.operations.writing import Writing
 from recallmem.persistence.repository import FactRepository
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.shown import RetrievalRecord
+from recallmem.store.backends import scratch_config
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 
 if TYPE_CHECKING:
-    from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.proposal import ProposalOutcome
     from recallmem.extraction.report import ExtractionReport
     from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
-    from recallmem.store.chroma import FactStore
 
 
 class Memory:
-    """Long-term memory of typed facts per user, in Chroma, recalled offline.
+    """Long-term memory of typed facts per user, in Chroma (or the process), recalled offline.
 
     Opening reads nothing but the collection's settings: no text is embedded and no
-    thread starts until a call needs it (see :meth:`start_background`).
+    thread starts until a call needs it (see :meth:`start_background`). With
+    ``config.store == "memory"`` nothing outlives :meth:`close`: the facts stay in this
+    process and the queue and journals go to a temporary directory instead of ``home``.
 
     Args:
         config: settings; by default read from ``RECALLMEM_*`` environment variables.
@@ -80,7 +86,9 @@ class Memory:
         embeddings: Embeddings | None = None,
         model: BaseChatModel | None = None,
     ) -> None:
-        self.config = config = config or MemoryConfig()
+        self.config = config = scratch_config(config or MemoryConfig())
+        if config.store == "memory":  # removed at close, or when this object is collected
+            self._scratch = weakref.finalize(self, shutil.rmtree, config.home, True)
         self.embeddings = embeddings or default_embeddings(config)
         self.model = configured_model(model, config)
         self.weights = Weights(half_life_days=config.recency_half_life_days)
@@ -90,11 +98,8 @@ class Memory:
         self._writing = Writing(repository, config, self._extracting)
         self._porting = Porting(repository, config)
         self._maintaining = Maintaining(repository, config)
-
-    @property
-    def store(self) -> FactStore:
-        """The Chroma shell under the repository (for diagnostics; calls go through this)."""
-        return self.repository.store
+        self.queue = QueueAdmin(self._extracting)
+        """The extraction queue's administration: pending windows, dead letters, usage."""
 
     # reading -----------------------------------------------------------------
 
@@ -220,18 +225,7 @@ class Memory:
 
     def move(self, fact_id: str, *, agent_id: str | None, user_id: str | None = None) -> Fact:
         """Move a fact between scopes: to the user's shared memory (``agent_id=None``), seen
-        by every agent, or to one agent's own. The move is kept in the fact's history.
-
-        >>> import tempfile
-        >>> from recallmem.testing import HashingEmbeddings
-        >>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
-        >>> fact = memory.remember("Writes TypeScript", user_id="ada", category="knowledge",
-        ...                        agent_id="writer")
-        >>> memory.move(fact.id, agent_id=None).agent_id is None
-        True
-        >>> [h.fact.content for h in memory.recall("TypeScript", user_id="ada", agent_id="coder")]
-        ['Writes TypeScript']
-        """
+        by every agent, or to one agent's own. The move is kept in the fact's history."""
         return self._writing.move(fact_id, user_id, agent_id)
 
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
@@ -301,11 +295,6 @@ class Memory:
         """The durable extraction queue and its stages (created on first use)."""
         return self._extracting.pipeline
 
-    @property
-    def queue_in_use(self) -> bool:
-        """Whether the extraction queue was opened here or exists on disk (reads create none)."""
-        return self._extracting.in_use
-
     def start_background(self) -> None:
         """Extract queued windows in a background thread as they fall due, and maintain
         each active user about once a day (:meth:`maintain`).
@@ -365,30 +354,17 @@ class Memory:
         most ``timeout`` seconds."""
         return self.extraction.flush(timeout, None if user_id is None else require_user(user_id))
 
-    def pending(self, user_id: str | None = None) -> builtins.list[PendingEntry]:
-        """Windows waiting for extraction (with their user, thread and messages)."""
-        return self._extracting.pending(user_id)
+    # the service ------------------------------------------------------------------
 
-    def dead_letters(self, user_id: str | None = None) -> builtins.list[DeadLetter]:
-        """Windows that failed every retry, with the reason."""
-        return self._extracting.dead_letters(user_id)
+    def health(self, timeout: float | None = None) -> MemoryHealth:
+        """Whether the store reads (giving up after ``timeout`` seconds, if given), this
+        process still owns the store's home, and the extraction queue works."""
+        return check_health(self.repository.store, self.queue, timeout)
 
-    def retry_dead_letter(self, letter_id: int) -> None:
-        """Put a dead letter back in the queue, due at once."""
-        self.extraction.retry_dead_letter(letter_id)
-
-    def drop_dead_letter(self, letter_id: int) -> None:
-        """Discard a dead letter for good."""
-        self.extraction.backlog.drop_dead_letter(letter_id)
-
-    def recent_extractions(self, user_id: str | None = None,
-                           limit: int = 20) -> builtins.list[ExtractionReport]:  # fmt: skip
-        """Reports of the windows this process extracted lately, newest first."""
-        return self._extracting.recent(user_id, limit)
-
-    def extraction_usage(self, user_id: str | None = None) -> dict[str, int]:
-        """Windows extracted, model calls and tokens, as recorded in the queue."""
-        return self._extracting.usage(user_id)
+    def announce_service(self, url: str, *, open_access: bool) -> None:
+        """Name the service at ``url`` in the embedded home's lock file, where the CLI
+        looks for whom to ask (nothing for other stores)."""
+        self.repository.store.announce(url, open_access=open_access)
 
     def close(self, timeout: float = 10.0) -> None:
         """Flush pending extraction within ``timeout`` and the noted access times.
@@ -399,7 +375,9 @@ class Memory:
         self._maintaining.close(timeout)
         self.repository.flush_access_times()
         self._writing.records.close()
-        self.store.close()
+        self.repository.store.close()
+        if self.config.store == "memory":
+            self._scratch()
 
     def __enter__(self) -> Memory:
         return self
@@ -431,5 +409,6 @@ class Memory:
     aobserve = async_twin(observe)
     aextract = async_twin(extract)
     aflush = async_twin(flush)
-    apending = async_twin(pending)
-    adead_letters = async_twin(dead_letters)
+    acount = async_twin(count)
+    ahealth = async_twin(health)
+    aclose = async_twin(close)

@@ -130,7 +130,7 @@ def test_a_dead_letter_is_listed_and_discarded(home: Path) -> None:
         memory.observe([{"role": "user", "content": "I live in Berlin"}], user_id="ada",
                        thread_id="t1")  # fmt: skip
         memory.flush(timeout=10)
-        (letter,) = memory.dead_letters()
+        (letter,) = memory.queue.dead_letters()
     code, out = run(home, "dead-letters")
     assert code == 0 and "provider is down" in out and str(letter.id) in out
     assert run(home, "drop-dead-letter", str(letter.id)) == (

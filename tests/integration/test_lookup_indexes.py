@@ -1,4 +1,4 @@
-"""The lookup indexes an embedded store adds to Chroma's SQLite (store/sqlite_indexes.py)."""
+"""The lookup indexes an embedded store adds to Chroma's SQLite (store/chroma/workarounds/sqlite_indexes.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
-from recallmem.store.scrub import CHROMA_FILE
-from recallmem.store.sqlite_indexes import INDEXES, add_lookup_indexes
+from recallmem.store.chroma.workarounds.scrub import CHROMA_FILE
+from recallmem.store.chroma.workarounds.sqlite_indexes import INDEXES, add_lookup_indexes
 from recallmem.testing import HashingEmbeddings
 
 # Run in a child: Chroma's own SQLite and Python's must never share a process on one file.
@@ -93,7 +93,7 @@ def test_the_command_adds_them_to_a_directory_another_process_serves(
     _write_and_close(home)
     database = home / "chroma" / CHROMA_FILE
     subprocess.run([sys.executable, "-c", _DROP, str(database), *INDEXES], check=True)
-    command = [sys.executable, "-m", "recallmem.store.sqlite_indexes"]
+    command = [sys.executable, "-m", "recallmem.store.chroma.workarounds.sqlite_indexes"]
     assert subprocess.run([*command, str(tmp_path)], capture_output=True).returncode == 2
     assert subprocess.run([*command, str(home / "chroma")], capture_output=True).returncode == 0
     assert set(INDEXES) <= set(_plans(home)["indexes"])  # type: ignore[arg-type]

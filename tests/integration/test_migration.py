@@ -19,10 +19,10 @@ from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
 from recallmem.embedders import embedder_name
 from recallmem.errors import StoreError
-from recallmem.store.bounded import CHROMA_OPEN_INDEXES
-from recallmem.store.client import chroma_settings, open_client
-from recallmem.store.codec import encode
-from recallmem.store.layout import user_collection
+from recallmem.store.chroma.client import chroma_settings, open_client
+from recallmem.store.chroma.codec import encode
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.bounded_cache import CHROMA_OPEN_INDEXES
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Category, Fact
 
@@ -48,7 +48,7 @@ def write_legacy_store(client: Any, prefix: str, facts: list[Fact]) -> None:
     vectors = np.asarray(EMBEDDINGS.embed_documents([f.content for f in facts]), np.float32)
     for start in range(0, len(facts), 2000):
         batch = facts[start : start + 2000]
-        old.upsert(  # schema 1: the content was the document (store/codec.py)
+        old.upsert(  # schema 1: the content was the document (store/chroma/codec.py)
             ids=[f.id for f in batch], embeddings=vectors[start : start + 2000],
             documents=[f.content for f in batch],
             metadatas=[{**encode(f), "record": f.model_dump_json(exclude={"content"})}
@@ -80,14 +80,14 @@ def assert_every_fact_once(memory: Memory, facts: list[Fact]) -> None:
     by_id = {f.id: f for f in facts}
     assert all(s.content == by_id[s.id].content and s.user_id == by_id[s.id].user_id
                for s in stored)  # fmt: skip
-    assert memory.store.count() == len(facts)
+    assert memory.repository.store.count() == len(facts)
 
 
 def test_opening_an_old_embedded_store_migrates_it(home: Path) -> None:
     facts = _facts(users=3, per_user=40)
     config = _legacy_home(home, facts)
     with Memory(config, embeddings=EMBEDDINGS) as memory:
-        assert memory.store.migrated == len(facts)
+        assert memory.repository.store.migrated == len(facts)
         assert_every_fact_once(memory, facts)
         assert memory.get(facts[0].id).last_accessed_at is not None  # access times kept
         assert memory.get(facts[-1].id).user_id == "user-2"  # by id, without the user
@@ -97,19 +97,19 @@ def test_opening_an_old_embedded_store_migrates_it(home: Path) -> None:
     assert f"{config.collection}_facts" not in names
     assert user_collection(config.collection, "user-0") in names
     with Memory(config, embeddings=EMBEDDINGS) as again:
-        assert again.store.migrated == 0
+        assert again.repository.store.migrated == 0
         assert_every_fact_once(again, facts)
 
 
 def test_a_migrated_store_of_many_small_users_reads_whole_after_evictions(home: Path) -> None:
     # More users than Chroma keeps indexes open, each under ten facts: every user's new
-    # collection must be readable again after Chroma evicted it (store/saved_index.py).
+    # collection must be readable again after Chroma evicted it (store/chroma/workarounds/saved_index.py).
     facts = _facts(users=CHROMA_OPEN_INDEXES + 20, per_user=3)
     config = _legacy_home(home, facts)
     with Memory(
         config.model_copy(update={"index_cache_facts": 3}), embeddings=EMBEDDINGS
     ) as memory:
-        assert memory.store.migrated == len(facts)
+        assert memory.repository.store.migrated == len(facts)
         for _ in range(2):
             for user in sorted({f.user_id for f in facts}):
                 assert len(memory.recall("kayak", user_id=user, k=10, min_score=0.0)) == 3
@@ -155,7 +155,7 @@ def test_migrate_says_when_there_is_nothing_to_do(home: Path, capsys: Any) -> No
 @pytest.fixture
 def server_prefix() -> Iterator[str]:
     yield f"migrate_{uuid.uuid4().hex[:12]}"
-    from tests.integration.server.test_store_contract import close_chroma_http_sessions
+    from tests.conformance.stores import close_chroma_http_sessions
 
     close_chroma_http_sessions()
 
@@ -178,5 +178,5 @@ def test_an_old_store_on_a_server_is_refused_until_migrated(
         hits = memory.recall("kayak2", user_id="user-3", k=5)
         assert hits and {h.fact.user_id for h in hits} == {"user-3"}
         memory.forget(user_id="user-3", purge=True)
-        assert memory.store.count() == 90
-        assert memory.store.get([facts[-1].id]) == []
+        assert memory.repository.store.count() == 90
+        assert memory.repository.store.get([facts[-1].id]) == []

@@ -15,7 +15,7 @@ import pytest
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.persistence import remember_steps as steps
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import ChromaFactStore
 from recallmem.testing import HashingEmbeddings
 
 FACTS = 120  # three steps of 50
@@ -57,7 +57,7 @@ def test_a_duplicate_in_a_later_step_folds_into_an_earlier_step(memory: Memory) 
 def _count_writes(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record each directory write and delete, and each revision claim; all still run."""
     calls: list[str] = []
-    directory = memory.store.collections.directory
+    directory = memory.repository.store.collections.directory
 
     class CountedDirectory:
         def __getattr__(self, name: str) -> Any:
@@ -65,14 +65,14 @@ def _count_writes(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> list[str]:
                 calls.append(f"directory {name}")
             return getattr(directory, name)
 
-    claim = memory.store.revisions.record_write
+    claim = memory.repository.store.revisions.record_write
 
     def counted_claim(*args: Any) -> int:
         calls.append("claim")
         return claim(*args)
 
-    monkeypatch.setattr(memory.store.collections, "directory", CountedDirectory())
-    monkeypatch.setattr(memory.store.revisions, "record_write", counted_claim)
+    monkeypatch.setattr(memory.repository.store.collections, "directory", CountedDirectory())
+    monkeypatch.setattr(memory.repository.store.revisions, "record_write", counted_claim)
     return calls
 
 
@@ -112,15 +112,15 @@ def test_a_failure_in_the_second_step_drops_the_index_and_shows_what_chroma_hold
     memory = Memory(config, embeddings=HashingEmbeddings())
     memory.remember("Was here before", user_id="ada", category="context")
     assert len(contents(memory, "ada")) == 1  # the index is loaded, as in a service
-    upsert, calls = FactStore.upsert, []
+    upsert, calls = ChromaFactStore.upsert, []
 
-    def second_fails_after_writing(self: FactStore, facts: Any, vectors: np.ndarray) -> None:
+    def second_fails_after_writing(self: ChromaFactStore, facts: Any, vectors: np.ndarray) -> None:
         calls.append(len(facts))
         upsert(self, facts, vectors)  # the step reaches Chroma...
         if len(calls) == 2:
             raise StoreError("could not write facts to Chroma: injected failure")  # ...then not
 
-    monkeypatch.setattr(FactStore, "upsert", second_fails_after_writing)
+    monkeypatch.setattr(ChromaFactStore, "upsert", second_fails_after_writing)
     with pytest.raises(StoreError, match="injected failure"):
         memory.remember_many(items(FACTS), user_id="ada")
     monkeypatch.undo()

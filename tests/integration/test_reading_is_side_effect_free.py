@@ -47,8 +47,8 @@ def test_reopening_with_queued_windows_and_listing_has_no_side_effects(home: Pat
     memory = Memory(config, embeddings=embeddings, model=model)
     try:
         listed = memory.list(user_id="ada")
-        pending = memory.pending(user_id="ada")
-        letters = memory.dead_letters(user_id="ada")
+        pending = memory.queue.pending(user_id="ada")
+        letters = memory.queue.dead_letters(user_id="ada")
         started = set(threading.enumerate()) - before
         assert [f.content for f in listed] == ["Prefers reports in Chinese"]
         assert [len(p.messages) for p in pending] == [1] and letters == []
@@ -65,10 +65,10 @@ def test_background_work_starts_only_when_asked(home: Path) -> None:
     model = FakeChatModel(responses=['{"facts": []}'])
     memory = Memory(config, embeddings=HashingEmbeddings(), model=model)
     try:
-        assert memory.pending(user_id="ada") and model.calls == 0
+        assert memory.queue.pending(user_id="ada") and model.calls == 0
         memory.start_background()
         memory.flush(timeout=30)  # waits for the worker's window, if it took one
-        assert memory.pending(user_id="ada") == [] and model.calls == 1
+        assert memory.queue.pending(user_id="ada") == [] and model.calls == 1
     finally:
         memory.close()
 
@@ -93,8 +93,8 @@ def test_an_undeclared_dimension_is_learnt_from_the_first_write_then_checked(
 
 def _accessed_at_in_chroma(config: MemoryConfig, fact_id: str) -> object:
     import chromadb
-    from recallmem.store.client import chroma_settings
-    from recallmem.store.layout import user_collection
+    from recallmem.store.chroma.client import chroma_settings
+    from recallmem.store.chroma.layout import user_collection
 
     client = chromadb.PersistentClient(path=str(config.chroma_path), settings=chroma_settings())
     got = client.get_collection(user_collection(config.collection, "ada")).get(ids=[fact_id])

@@ -95,7 +95,7 @@ def test_the_quickstart_runs_while_the_service_owns_the_default_home(tmp_path: P
 
     home = Path(os.environ["RECALLMEM_HOME"])
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from recallmem.store.lock import acquire; "
+        [sys.executable, "-c", "import sys; from recallmem.store.chroma.home_lock import acquire; "
          f"acquire(__import__('pathlib').Path({str(home)!r})); print('held', flush=True); "
          "sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import recallmem.store.reembedding as reembedding
+import recallmem.store.chroma.reembedding as reembedding
 from recallmem.cli import main
 from recallmem.config import MemoryConfig
 from recallmem.errors import EmbeddingMismatchError
 from recallmem.memory import Memory
-from recallmem.store.reembedding import JOURNAL_DIR, reembed_store
+from recallmem.store.chroma.reembedding import JOURNAL_DIR, reembed_store
 from recallmem.testing import HashingEmbeddings
 
 from tests.embeddings_endpoint import EmbeddingsEndpoint, serve_embeddings

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from recallmem.config import MemoryConfig
+from recallmem.durability.owed_scrub import OwedScrub
 from recallmem.memory import Memory
 from recallmem.persistence.retrieval_records import RetrievalRecords
 from recallmem.retrieval.shown import DroppedFact, RetrievalRecord, ShownFact
-from recallmem.store.owed_scrub import OwedScrub
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import ScoreParts
 

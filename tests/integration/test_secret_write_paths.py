@@ -173,7 +173,7 @@ def test_observe_queues_only_redacted_words(home: Path) -> None:
     with Memory(config, embeddings=HashingEmbeddings()) as memory:
         observed = memory.observe([HumanMessage(said)], user_id="ada", thread_id="t1")
         assert observed.queued == 1
-        (entry,) = memory.pending(user_id="ada")
+        (entry,) = memory.queue.pending(user_id="ada")
         assert entry.messages[0].content.count("[REDACTED]") == len(SAID)
     assert_nowhere_on_disk(home, list(SAID.values()))
 
@@ -221,7 +221,9 @@ def test_observe_queues_evasions_redacted(home: Path) -> None:
     messages = [HumanMessage(text, id=f"m{n}") for n, text in enumerate(EVASIONS)]
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
         assert memory.observe(messages, user_id="ada", thread_id="t1").queued == len(EVASIONS)
-        queued = [m.content for entry in memory.pending(user_id="ada") for m in entry.messages]
+        queued = [
+            m.content for entry in memory.queue.pending(user_id="ada") for m in entry.messages
+        ]
         assert queued == [text.replace(secret, "[REDACTED]") for text, secret in EVASIONS.items()]
     assert_nowhere_on_disk(home, [form for secret in EVASIONS.values() for form in _forms(secret)])
 

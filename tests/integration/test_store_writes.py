@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from recallmem import Fact, Memory, MemoryConfig
 from recallmem.errors import InvalidInputError
-from recallmem.store.chroma import FactStore
-from recallmem.store.client import chroma_settings
-from recallmem.store.layout import USER_HNSW, user_collection
+from recallmem.store.chroma.adapter import ChromaFactStore
+from recallmem.store.chroma.client import chroma_settings
+from recallmem.store.chroma.layout import USER_HNSW, user_collection
 from recallmem.testing import HashingEmbeddings
 
 
@@ -39,7 +39,7 @@ def test_a_users_facts_are_a_collection_of_their_own_with_a_cheap_vector_index(
     directory = client.get_collection(f"{prefix}_ids").get(include=["metadatas"])
     assert dict(zip(directory["ids"], [m["user_id"] for m in directory["metadatas"]],
                     strict=True)) == {ada.id: "ada", bob.id: "bob"}  # fmt: skip
-    assert memory.store.count() == 2
+    assert memory.repository.store.count() == 2
 
 
 def test_a_user_who_never_wrote_gets_no_collection_from_a_read(memory: Memory) -> None:
@@ -68,7 +68,7 @@ def test_a_cold_recall_reads_the_write_sequence_once(
 ) -> None:
     memory.remember("Likes green tea", user_id="ada", category="preference")
     reopened = Memory(memory.config, embeddings=HashingEmbeddings())
-    reads = _counting(monkeypatch, reopened.store.revisions, "latest", "is_current")
+    reads = _counting(monkeypatch, reopened.repository.store.revisions, "latest", "is_current")
     assert len(reopened.recall("tea", user_id="ada")) == 1  # loads ada
     assert reads == ["latest"]
     reopened.recall("tea", user_id="ada")  # cached: one check that nothing came after
@@ -81,7 +81,7 @@ def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
     writer = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     reader = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     writer.remember("Likes green tea", user_id="ada", category="preference")
-    real_load = reader.store.load_user
+    real_load = reader.repository.store.load_user
     late: list[str] = []
 
     def load_then_race(user_id: str) -> Any:
@@ -89,16 +89,16 @@ def test_a_write_that_lands_during_a_load_is_seen_by_the_next_recall(
         late.append(writer.remember("Drinks tea at noon", user_id="ada", category="preference").id)
         return loaded
 
-    monkeypatch.setattr(reader.store, "load_user", load_then_race)
+    monkeypatch.setattr(reader.repository.store, "load_user", load_then_race)
     assert len(reader.list(user_id="ada")) == 1  # the load missed the racing write
-    monkeypatch.setattr(reader.store, "load_user", real_load)
+    monkeypatch.setattr(reader.repository.store, "load_user", real_load)
     assert late[0] in {f.id for f in reader.list(user_id="ada")}  # the token moved: reload
 
 
 def test_a_user_larger_than_a_page_is_read_and_erased_in_pages(home: Path) -> None:
     # A store reading 10 records per Chroma call, as if SQLite's variable cap were tiny:
     # a first page, the remaining ids, then pages by id; deletes go in pages too.
-    store = FactStore(chromadb.PersistentClient(path=str(home), settings=chroma_settings()), "paged",
+    store = ChromaFactStore(chromadb.PersistentClient(path=str(home), settings=chroma_settings()), "paged",
                       "hashing-v1", read_page=10)  # fmt: skip
     facts = [Fact(content=f"Fact {n} zebra{n} okapi{n * 7}", category="context", user_id="ada")
              for n in range(27)] + [Fact(content="Someone else's", category="context", user_id="bob")]  # fmt: skip
@@ -120,7 +120,7 @@ def test_isolation_does_not_rest_on_the_collection_name(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Were two users' names ever to hash alike, every read still filters on user_id.
-    from recallmem.store import layout
+    from recallmem.store.chroma.adapter import layout
 
     monkeypatch.setattr(layout, "user_collection", lambda prefix, user_id: f"{prefix}_ushared")
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:
@@ -129,8 +129,9 @@ def test_isolation_does_not_rest_on_the_collection_name(
         assert [f.id for f in memory.list(user_id="ada")] == [ada.id]
         memory.repository._indexes.drop("ada")  # reload ada from Chroma
         assert [h.fact.id for h in memory.recall("green tea", user_id="ada", k=5)] == [ada.id]
-        assert [f.id for f in memory.store.get([ada.id], user_id="bob")] == []
-        assert ada.id not in memory.store.ids_where("bob", agent_id=None, thread_id=None)
+        store = memory.repository.store
+        assert [f.id for f in store.get([ada.id], user_id="bob")] == []
+        assert ada.id not in [f.id for f in store.load_user("bob")[0]]
 
 
 def test_a_put_cannot_take_over_another_users_fact_id(memory: Memory) -> None:

@@ -20,7 +20,7 @@ from recallmem.retrieval.evidence import coverage
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
 from recallmem.secrets.detector import screen_fact
-from recallmem.store.codec import decode, encode
+from recallmem.store.chroma.codec import decode, encode
 from recallmem.types import Fact
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

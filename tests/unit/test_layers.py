@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "recallmem.store": 1,
     **dict.fromkeys(
         [
+            "recallmem.durability",
             "recallmem.embedders",
             "recallmem.endpoints",
             "recallmem.facts",

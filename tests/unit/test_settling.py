@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from recallmem.store import settling
-from recallmem.store.settling import SETTLE_TRIES, settled
+from recallmem.store.chroma.workarounds import settling
+from recallmem.store.chroma.workarounds.settling import SETTLE_TRIES, settled
 
 
 class Reads:

@@ -64,7 +64,7 @@ class FreshThreads:
 
     def _waiting(self, scope: Scope, zone: tzinfo) -> list[tuple[str, str]]:
         said = []
-        for entry in self.memory.pending(scope.user_id):
+        for entry in self.memory.queue.pending(scope.user_id):
             if entry.thread_id == scope.thread_id:
                 continue
             at = entry.first_pending_at

@@ -34,11 +34,10 @@ record on ``recallmem.events`` and a LangChain custom callback event.
 The user, agent and thread come from the run: ``context={"user_id": ...}`` or
 ``config={"configurable": {"user_id": ..., "thread_id": ...}}``.
 
->>> import tempfile
 >>> from langchain.agents import create_agent
 >>> from recallmem import Memory, MemoryConfig
 >>> from recallmem.testing import FakeChatModel, HashingEmbeddings
->>> memory = Memory(MemoryConfig(home=tempfile.mkdtemp()), embeddings=HashingEmbeddings())
+>>> memory = Memory(MemoryConfig(store="memory"), embeddings=HashingEmbeddings())
 >>> _ = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
 >>> model = FakeChatModel(responses=["好的，下面是中文报告。"])
 >>> agent = create_agent(model, middleware=[MemoryMiddleware(memory=memory)])
@@ -46,6 +45,7 @@ The user, agent and thread come from the run: ``context={"user_id": ...}`` or
 ...                       context={"user_id": "ada", "thread_id": "t1"})
 >>> "Prefers reports in Chinese" in model.requests[0][0].content
 True
+>>> memory.close()  # stops the background worker the middleware started
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from datetime import UTC
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from langchain_core.language_models import BaseChatModel
@@ -40,12 +40,14 @@ from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError, RecallmemError
 from recallmem.extraction.filter import filter_messages
 from recallmem.extraction.pipeline import ExtractionPipeline
-from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport
 from recallmem.facts.expiry import resolve_local
 from recallmem.prompts import ChatPromptSpec
 from recallmem.testing import FakeChatModel
 from recallmem.types import Category, Fact
+
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 _SHOWN_FACT = re.compile(r"^\[(F\d+)\] \([^)]*\) (.*?)(?: — wrong approach: .*)?$", re.MULTILINE)
 _EXISTING_REF = re.compile(r'"E(\d+)"')
@@ -337,7 +339,7 @@ def _tagged(expected: ExpectedFact, report: ExtractionReport) -> bool:
 
 def evaluate(
     model: BaseChatModel,
-    facts: FactsPort,
+    facts: FactRepository,
     config: MemoryConfig,
     *,
     cases: Sequence[ExtractionCase] | None = None,

@@ -5,7 +5,7 @@
 
 This module only composes the stages::
 
-    pipeline = ExtractionPipeline(facts, model, config)   # facts: a FactsPort; model may be None
+    pipeline = ExtractionPipeline(facts, model, config)   # facts: FactRepository; model or None
     pipeline.observe(messages, *, user_id, thread_id, agent_id=None, timezone=None)
     pipeline.flush(timeout=None) -> list[ExtractionReport]   # every pending window, now
     pipeline.extract(messages, *, user_id, thread_id, agent_id=None, timezone=None)
@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 
@@ -42,13 +43,15 @@ from recallmem.extraction.chain import create_extractor
 from recallmem.extraction.filter import MessageLike
 from recallmem.extraction.intake import WAITING_FOR_MODEL, Intake, Observation, thread_scope
 from recallmem.extraction.planner import MAX_RELATED, Planner
-from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport, RecentReports
 from recallmem.extraction.runner import Runner
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.signals.detector import load_signals
+
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 log = logging.getLogger("recallmem.extraction")
 
@@ -60,7 +63,7 @@ class ExtractionPipeline:
 
     def __init__(
         self,
-        facts: FactsPort,
+        facts: FactRepository,
         model: BaseChatModel | None,
         config: MemoryConfig | None = None,
         *,
@@ -99,7 +102,7 @@ class ExtractionPipeline:
 
     @classmethod
     def open(
-        cls, facts: FactsPort, model: BaseChatModel | None, config: MemoryConfig
+        cls, facts: FactRepository, model: BaseChatModel | None, config: MemoryConfig
     ) -> ExtractionPipeline:
         """The pipeline on ``config``'s queue; a queue that cannot be read raises
         QueueUnavailableError (saying what to do), while facts keep working."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from langchain_core.runnables import Runnable
 
@@ -16,7 +17,6 @@ from recallmem.extraction.admission import Policy, Rules
 from recallmem.extraction.chain import prepare
 from recallmem.extraction.hygiene import Context, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
-from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import Journal
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.window_queue import ThreadScope, Window
@@ -24,6 +24,9 @@ from recallmem.extraction.write_plan import Add, Plan
 from recallmem.prompts import ChatPromptSpec
 from recallmem.signals.detector import Signals
 from recallmem.types import Fact
+
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size
 
@@ -33,7 +36,7 @@ class Planner:
 
     def __init__(
         self,
-        facts: FactsPort,
+        facts: FactRepository,
         extractor: Runnable[dict[str, str], ExtractionResult],
         *,
         extractor_name: str,

@@ -19,14 +19,17 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from recallmem.errors import ExtractionError
 from recallmem.events import ExtractionEvent, log_event
 from recallmem.extraction.planner import Planner
-from recallmem.extraction.port import FactsPort
 from recallmem.extraction.report import ExtractionReport, Journal, RecentReports
 from recallmem.extraction.window_queue import QueueStore, ThreadScope, Window
 from recallmem.extraction.writer import write_journal
+
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 log = logging.getLogger("recallmem.extraction")
 RECHECK_SECONDS = 0.5
@@ -54,7 +57,7 @@ class Runner:
     def __init__(
         self,
         queue: QueueStore,
-        facts: FactsPort,
+        facts: FactRepository,
         planner: Planner | None,
         reports: RecentReports,
     ) -> None:

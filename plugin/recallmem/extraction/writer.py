@@ -7,14 +7,18 @@ rewrite the profile sections, and report. Safe to run twice for the same journal
 
 from __future__ import annotations
 
-from recallmem.extraction.port import FactsPort
+from typing import TYPE_CHECKING
+
 from recallmem.extraction.report import ExtractionReport, Journal, build_report
 from recallmem.extraction.write_plan import Add, Plan, apply_plan
 from recallmem.types import ProfileSection
 
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
+
 
 def write_journal(
-    facts: FactsPort, journal: Journal, *, thread_id: str, replayed: bool
+    facts: FactRepository, journal: Journal, *, thread_id: str, replayed: bool
 ) -> ExtractionReport:
     """Apply a journaled plan to the store (idempotent) and report what it did."""
     plan = journal.plan
@@ -30,7 +34,7 @@ def write_journal(
     return build_report(journal, written, thread_id=thread_id, replayed=replayed)
 
 
-def _write_profile(facts: FactsPort, plan: Plan) -> None:
+def _write_profile(facts: FactRepository, plan: Plan) -> None:
     # Sections describe the user, shared by every agent (an agent's own profile is set by
     # hand, Memory.set_profile): learned in one agent's run, they reach all of them.
     profile = facts.profile(user_id=plan.user_id, agent_id=None)

@@ -12,9 +12,8 @@ uses: a new fact per merge, its parts superseded by it. Every run logs a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -31,25 +30,8 @@ from recallmem.lifecycle.merge_rules import CONSOLIDATED, RULES, Refusal, merge_
 from recallmem.prompts import load_prompt
 from recallmem.types import DEDUP_SOURCE, Fact, Source, Status, TokenUsage
 
-
-class ConsolidationStore(Protocol):
-    """What consolidation needs from storage (``FactRepository`` provides it)."""
-
-    def facts(self, user_id: str) -> list[Fact]:
-        """Every fact of the user, all statuses."""
-        ...
-
-    def vectors(self, user_id: str, ids: Sequence[str]) -> np.ndarray:
-        """The stored unit vectors of these facts of the user."""
-        ...
-
-    def current(self, ids: Sequence[str], *, user_id: str) -> dict[str, Fact]:
-        """The user's facts among ``ids`` as they are now."""
-        ...
-
-    def put(self, facts: Sequence[Fact]) -> None:
-        """Write whole fact records."""
-        ...
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 
 class Merge(BaseModel):
@@ -89,7 +71,7 @@ class ConsolidationReport(BaseModel):
         return sum(len(m.parts) for m in self.merges)
 
 
-def _candidates(store: ConsolidationStore, user_id: str, agent_id: str | None) -> list[Fact]:
+def _candidates(store: FactRepository, user_id: str, agent_id: str | None) -> list[Fact]:
     return [
         f
         for f in store.facts(user_id)
@@ -98,7 +80,7 @@ def _candidates(store: ConsolidationStore, user_id: str, agent_id: str | None) -
 
 
 def _decide(
-    store: ConsolidationStore,
+    store: FactRepository,
     model: BaseChatModel | None,
     config: MemoryConfig,
     *,
@@ -134,7 +116,7 @@ def _decide(
 
 
 def _decide_without_model(
-    store: ConsolidationStore, config: MemoryConfig, shown: Shown, *, user_id: str, now: datetime
+    store: FactRepository, config: MemoryConfig, shown: Shown, *, user_id: str, now: datetime
 ) -> MergeJournal:
     rows = store.vectors(user_id, [f.id for f in shown.refs.values()])
     vectors = dict(zip(shown.refs, rows, strict=True))
@@ -165,7 +147,7 @@ def _stands(merged: Fact, current: dict[str, Fact]) -> bool:
     return all(part_ok(current.get(i)) for i in merged.merged_from)
 
 
-def _apply(store: ConsolidationStore, journal: MergeJournal) -> tuple[list[Merge], list[Refusal]]:
+def _apply(store: FactRepository, journal: MergeJournal) -> tuple[list[Merge], list[Refusal]]:
     plan = journal.plan
     added = [op.fact for op in plan.operations if isinstance(op, Add)]
     current = store.current([*plan.targets(), *(f.id for f in added)], user_id=plan.user_id)
@@ -186,7 +168,7 @@ def _apply(store: ConsolidationStore, journal: MergeJournal) -> tuple[list[Merge
 
 
 def consolidate(
-    store: ConsolidationStore,
+    store: FactRepository,
     model: BaseChatModel | None,
     config: MemoryConfig,
     *,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from langchain_core.messages import BaseMessage
@@ -29,11 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError
-from recallmem.lifecycle.consolidation import ConsolidationReport, ConsolidationStore, consolidate
+from recallmem.lifecycle.consolidation import ConsolidationReport, consolidate
 from recallmem.lifecycle.merge_rules import key_terms
 from recallmem.testing import FakeChatModel
 from recallmem.text.quoting import quote_text
 from recallmem.types import Category, Fact, Status, utcnow
+
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 _SHOWN = re.compile(r"^\[(F\d+)\] \([^)]*\) (.*?)(?: — correction; wrong approach: .*)?$", re.M)
 _CASE_REF = re.compile(r'"E(\d+)"')
@@ -138,7 +141,7 @@ def _replay(case: ConsolidationCase) -> FakeChatModel:
     return FakeChatModel(responses=[reply])
 
 
-def _seed(store: ConsolidationStore, case: ConsolidationCase, user_id: str) -> list[Fact]:
+def _seed(store: FactRepository, case: ConsolidationCase, user_id: str) -> list[Fact]:
     facts = [
         Fact(content=f.content, category=f.category, pinned=f.pinned, user_id=user_id,
              source_error=f.source_error, agent_id=f.agent_id)
@@ -180,7 +183,7 @@ def _score(
 
 
 def evaluate_case(
-    store: ConsolidationStore,
+    store: FactRepository,
     config: MemoryConfig,
     case: ConsolidationCase,
     *,
@@ -202,7 +205,7 @@ def evaluate_case(
 
 
 def evaluate(
-    store: ConsolidationStore,
+    store: FactRepository,
     config: MemoryConfig,
     cases: Sequence[ConsolidationCase] | None = None,
     *,

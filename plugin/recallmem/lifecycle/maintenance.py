@@ -1,9 +1,9 @@
 """The maintenance run: expire, fade and purge, one user at a time, journaled.
 
-For each user: rebuild the user's collection if a crash left it unreadable
-(``FactRepository.rebuild``: from its records, nothing lost), finish a plan a crashed
-run left in the journal, then plan from the
-user's facts and ``now`` (pure, ``lifecycle/plan.py``), journal the plan, apply it under
+For each user: repair the user's storage (``FactRepository.repair``: facts a crash left
+unreadable are written back from their records, nothing lost), finish a plan a crashed
+run left in the journal, then plan from the user's facts and ``now`` (pure,
+``lifecycle/maintenance_plan.py``), journal the plan, apply it under
 the user's lock (records written, old faded facts purged and scrubbed from disk), clear
 the journal and emit a ``memory_maintenance`` event. A plan with nothing to do is not
 journaled. Running twice at the same ``now`` changes nothing the second time.
@@ -22,23 +22,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import (
-    BrokenIndexError,
-    QueueUnavailableError,
-    StoreError,
-)
+from recallmem.errors import QueueUnavailableError, StoreError
 from recallmem.events import MaintenanceEvent, log_event
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
 from recallmem.facts.decay import Decay
 from recallmem.facts.validation import check_flag, require_user
-from recallmem.lifecycle.consolidation import ConsolidationStore, consolidate
+from recallmem.lifecycle.consolidation import consolidate
 from recallmem.lifecycle.maintenance_journal import MaintenanceJournal
 from recallmem.lifecycle.maintenance_plan import (
     MaintenancePlan,
@@ -49,49 +45,10 @@ from recallmem.lifecycle.maintenance_plan import (
 from recallmem.limits import MAX_CONTENT_CHARS, check_maintain_now
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
+
 log = logging.getLogger("recallmem.lifecycle")
-
-
-class LifecyclePort(Protocol):
-    """What maintenance needs from storage (``FactRepository`` provides it)."""
-
-    def facts(self, user_id: str) -> list[Fact]:
-        """Every fact of the user, all statuses."""
-        ...
-
-    def revise(
-        self,
-        user_id: str,
-        change: Callable[[list[Fact]], tuple[list[Fact], list[str]]],
-        *,
-        scrub: bool = True,
-    ) -> tuple[list[Fact], list[str]]:
-        """Apply ``change`` under the user's lock; returns records written, ids purged."""
-        ...
-
-    def scrub(self) -> None:
-        """Leave no byte of purged facts in the store's files."""
-        ...
-
-    def users(self) -> list[str]:
-        """Every user who has facts stored."""
-        ...
-
-    def revision(self, user_id: str) -> str | None:
-        """A token that changes whenever the user's memory changes."""
-        ...
-
-    def rebuild(self, user_id: str) -> int:
-        """Rewrite the user's collection from its records; returns how many."""
-        ...
-
-    def trim_revisions(self, user_id: str) -> int:
-        """Drop the user's old write-sequence records; returns how many numbers."""
-        ...
-
-
-class MaintenancePort(LifecyclePort, ConsolidationStore, Protocol):
-    """Storage for a maintenance run that also consolidates."""
 
 
 Consolidate = Callable[[str, datetime], Sequence[str]]  # a user's merged fact ids
@@ -124,7 +81,7 @@ class MaintenanceReport(BaseModel):
     faded: tuple[str, ...] = ()
     purged: tuple[str, ...] = ()
     consolidated: tuple[str, ...] = ()
-    repaired: tuple[str, ...] = ()  # users whose collection was rebuilt
+    repaired: tuple[str, ...] = ()  # users whose facts were written back by a repair
     unconsolidated: tuple[Unconsolidated, ...] = ()
     replayed: int = 0
     seconds: float = 0.0
@@ -160,7 +117,7 @@ class Maintainer:
 
     def __init__(
         self,
-        facts: LifecyclePort,
+        facts: FactRepository,
         journal: MaintenanceJournal,
         config: MemoryConfig,
         consolidate: Consolidate | None = None,
@@ -189,7 +146,7 @@ class Maintainer:
         return self._run(at, users)
 
     def _run(self, now: datetime, users: Sequence[str] | None) -> MaintenanceReport:
-        # Purged bytes (and a rebuilt collection's old files) are scrubbed once for the
+        # Purged bytes (and the old files of repaired facts) are scrubbed once for the
         # whole run (scrubbing rewrites Chroma's files); also after a failure, and after
         # replaying a plan that purged, since a crash may have come between its purge
         # and its scrub.
@@ -236,11 +193,7 @@ class Maintainer:
     def _user(self, user_id: str, now: datetime) -> tuple[MaintenanceReport, bool]:
         started = time.perf_counter()
         report = MaintenanceReport(at=now, users=(user_id,))
-        try:
-            self.facts.facts(user_id)
-        except BrokenIndexError as exc:
-            log.warning("recallmem: rebuilding the collection of user %r: %s", user_id, exc)
-            self.facts.rebuild(user_id)
+        if self.facts.repair(user_id):
             report = report.model_copy(update={"repaired": (user_id,)})
         left = self.journal.pending(user_id)
         if left is not None:  # a run crashed between journal and done: finish it first
@@ -253,7 +206,6 @@ class Maintainer:
             report = report.merge(self._apply(plan, replayed=False))
         self.journal.done(user_id, now.timestamp())
         report = report.merge(self._consolidated(user_id, now))
-        self.facts.trim_revisions(user_id)  # after consolidating, which writes
         report = report.model_copy(
             update={"users": (user_id,), "seconds": time.perf_counter() - started}
         )
@@ -290,7 +242,7 @@ class Maintainer:
 
 
 def open_maintainer(
-    facts: MaintenancePort, config: MemoryConfig, model: BaseChatModel | None
+    facts: FactRepository, config: MemoryConfig, model: BaseChatModel | None
 ) -> Maintainer:
     """A maintainer journaling in the extraction queue's file, on a connection of its own
     (maintenance needs none of the extraction pipeline's prompts or signals), that

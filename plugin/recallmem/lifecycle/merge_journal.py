@@ -1,6 +1,6 @@
 """Consolidation plans journaled before they are applied: one file per user in the home.
 
-A plan is written whole (store/durable.py) before its first record is
+A plan is written whole (durability/whole_files.py) before its first record is
 stored, and removed once every record is; a plan left by a crash is applied at the
 user's next consolidation without calling the model again. One user is consolidated
 by one run at a time (:meth:`JournalFiles.running`). Applying a plan twice
@@ -23,10 +23,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from recallmem.durability.whole_files import sync_directory, write_durably
 from recallmem.extraction.write_plan import Add, Operation, Plan, Supersede
 from recallmem.lifecycle.merge_prompt import Unreadable
 from recallmem.lifecycle.merge_rules import Refusal
-from recallmem.store.durable import sync_directory, write_durably
 from recallmem.types import TokenUsage
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import FactNotFoundError, InvalidInputError
@@ -19,19 +19,8 @@ from recallmem.events import CopyEvent, log_event
 from recallmem.secrets.detector import screen_fact
 from recallmem.types import Category, Fact, Origin, Status
 
-
-class CopyStore(Protocol):
-    """What copying needs from storage (``FactRepository`` provides it)."""
-
-    def facts(self, user_id: str) -> list[Fact]:
-        """Every fact of the user, all statuses."""
-        ...
-
-    def remember(
-        self, candidates: Sequence[Fact], *, threshold: float, now: datetime
-    ) -> list[Fact]:
-        """Store new facts of one scope, folding duplicates into stored ones."""
-        ...
+if TYPE_CHECKING:
+    from recallmem.persistence.repository import FactRepository
 
 
 def check_ids(ids: object) -> list[str] | None:
@@ -106,7 +95,7 @@ def _copy_of(fact: Fact, *, user_id: str, agent_id: str | None, now: datetime) -
 
 
 def copy_facts(
-    store: CopyStore,
+    store: FactRepository,
     config: MemoryConfig,
     *,
     from_user_id: str,

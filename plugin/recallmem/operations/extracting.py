@@ -1,9 +1,5 @@
-"""The extraction pipeline as ``Memory`` sees it: opened on first use, its queue read
-without being created.
-
-Reading the queue must not create it: no file means nothing was ever queued, so the
-reads answer "nothing" until the pipeline is opened or the file exists.
-"""
+"""The extraction pipeline as ``Memory`` sees it: opened on first use; its queue's
+administration is :mod:`recallmem.operations.queue_admin`."""
 
 from __future__ import annotations
 
@@ -13,14 +9,11 @@ from typing import TYPE_CHECKING
 from langchain_core.language_models import BaseChatModel
 
 from recallmem.config import MemoryConfig
-from recallmem.extraction.backlog import NO_USAGE
+from recallmem.durability.sqlite_scrub import scrub_sqlite
 from recallmem.persistence.repository import FactRepository
-from recallmem.store.scrub import scrub_sqlite
 
 if TYPE_CHECKING:
-    from recallmem.extraction.backlog import DeadLetter, PendingEntry
     from recallmem.extraction.pipeline import ExtractionPipeline
-    from recallmem.extraction.report import ExtractionReport
 
 
 def configured_model(model: BaseChatModel | None, config: MemoryConfig) -> BaseChatModel | None:
@@ -63,22 +56,6 @@ class Extracting:
         """Start the worker; without a model nothing starts (windows stay queued)."""
         if self.model is not None:
             self.pipeline.start_background()
-
-    def pending(self, user_id: str | None) -> list[PendingEntry]:
-        """Windows waiting for extraction."""
-        return self.pipeline.backlog.pending(user_id=user_id) if self.in_use else []
-
-    def dead_letters(self, user_id: str | None) -> list[DeadLetter]:
-        """Windows that failed every retry."""
-        return self.pipeline.backlog.dead_letters(user_id=user_id) if self.in_use else []
-
-    def recent(self, user_id: str | None, limit: int) -> list[ExtractionReport]:
-        """Reports of the windows this process extracted lately, newest first."""
-        return self.pipeline.reports.latest(user_id, limit) if self.in_use else []
-
-    def usage(self, user_id: str | None) -> dict[str, int]:
-        """Windows extracted, model calls and tokens, as recorded in the queue."""
-        return self.pipeline.backlog.usage(user_id=user_id) if self.in_use else NO_USAGE
 
     def drop_queued(self, user_id: str, *, thread_id: str | None, agent_id: str | None) -> None:
         """Drop the queued words of a scope, which would otherwise bring forgotten facts back."""

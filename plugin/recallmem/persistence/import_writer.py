@@ -1,60 +1,44 @@
 """Imports written all or nothing: recorded as an intent first, completed after a crash.
 
-An import's validated rows and their vectors are journaled (:mod:`recallmem.store.intents`)
-before the first write; the intent is removed once every row is in the store. One that a
-crash or a failure left behind is applied again when the repository next opens: rows are
-written by id, so applying twice writes nothing twice.
+An import's validated rows and their vectors are journaled
+(:mod:`recallmem.durability.intents`) before the first write; the intent is removed once
+every row is in the store. One that a crash or a failure left behind is applied again when
+the repository next opens: rows are written by id, so applying twice writes nothing twice.
 
-The vectors are the export's own where it carried them for this store's embedder (the
-facts are not embedded again), the embedder's otherwise. Rows are written in batches of
-many users at once (one directory write and one claim of revision numbers per batch,
-:meth:`Revisions.record_writes`), since an import's cost is mostly Chroma's per-call
-cost, which per user would be paid a thousand times for a thousand users.
+The vectors are the export's own where it carried them for this store's embedder (the facts
+are not embedded again), the embedder's otherwise. Rows are written in batches of many users
+at once (one directory write and one claim of revision numbers per batch,
+:meth:`~recallmem.store.fact_store.FactWrites.record_writes`), since an import's cost is
+mostly the store's per-call cost, which per user would be paid a thousand times for a
+thousand users.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from recallmem.durability.intents import Intent
+from recallmem.durability.whole_files import is_disk_full
 from recallmem.embedders.vectors import normalize_rows
 from recallmem.errors import DiskFullError, StoreError
-from recallmem.store.chroma import FactStore
-from recallmem.store.failures import is_disk_full
-from recallmem.store.intents import Intent, IntentLog
 from recallmem.types import Fact, Profile
+
+if TYPE_CHECKING:  # the repository calls this module
+    from recallmem.persistence.repository import FactRepository
 
 log = logging.getLogger("recallmem.store")
 Carried = Mapping[str, bytes]  # fact id -> the vector an export carried (float32, little-endian)
 _BATCH = 2000  # facts written per batch, of as many users as they hold
 
 
-class ImportTarget(Protocol):
-    """What an import writes through (``FactRepository`` provides it)."""
-
-    intents: IntentLog
-    store: FactStore
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors for ``texts``."""
-        ...
-
-    def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
-        """Write whole records of any users with their vectors under their locks."""
-        ...
-
-    def save_profile(self, profile: Profile) -> None:
-        """Replace a profile."""
-        ...
-
-
 class ImportWriter:
     """Writes imports through ``target``, journaled as intents."""
 
-    def __init__(self, target: ImportTarget) -> None:
+    def __init__(self, target: FactRepository) -> None:
         self.target = target
         self.intents = target.intents
 

@@ -1,14 +1,14 @@
 """``remember_many`` in steps: the next step embedded while this one is written, and the
 costs Chroma charges per call paid once for the whole call.
 
-Embedding (numpy, which releases the GIL) and writing (Chroma) overlap when the steps
-of a call are pipelined (:mod:`recallmem.persistence.ahead`). Each Chroma call also costs a few
-milliseconds whatever it writes, and the directory and the revision are one call each:
-so the call's ids are entered in the directory once, while its first step is embedded
-(:meth:`FactStore.list_ahead`; a call of one step registers what it writes, as any write
-does, on the caller's thread alone), each step writes only the user's collection, and
-the last step claims one revision number for the whole call. Candidates folded into
-stored facts leave the directory again at the end.
+Embedding (numpy, which releases the GIL) and writing (Chroma) overlap when the steps of a
+call are pipelined (:mod:`recallmem.persistence.ahead`). Each Chroma call also costs a few
+milliseconds whatever it writes, and the directory and the revision are one call each: so
+the call's ids are entered in the directory once, while its first step is embedded
+(:meth:`~recallmem.store.fact_store.FactWrites.list_ahead`; a call of one step registers
+what it writes, as any write does, on the caller's thread alone), each step writes only the
+user's collection, and the last step claims one revision number for the whole call.
+Candidates folded into stored facts leave the directory again at the end.
 
 A step that fails drops the user's index and raises: the steps before it are stored, the
 call is not acknowledged, and a retry folds the stored facts in as duplicates. When
@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, closing
+from contextlib import closing
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from recallmem.errors import StoreError
 from recallmem.facts.near_duplicates import merge_batch
 from recallmem.persistence.ahead import prepared_ahead
-from recallmem.retrieval.index import UserIndex
-from recallmem.store.chroma import FactStore
+from recallmem.store.fact_store import FactStore
 from recallmem.types import Fact
+
+if TYPE_CHECKING:  # the repository calls this module
+    from recallmem.persistence.repository import FactRepository
 
 log = logging.getLogger("recallmem.store")
 # Facts embedded, folded and written as one step; the next step is embedded meanwhile.
@@ -46,29 +48,8 @@ log = logging.getLogger("recallmem.store")
 WRITE_STEP = 1000
 
 
-class StepTarget(Protocol):
-    """What a stepped write goes through (``FactRepository`` provides it)."""
-
-    store: FactStore
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors for ``texts``."""
-        ...
-
-    def writing(self, user_id: str) -> AbstractContextManager[UserIndex]:
-        """The user's index, under the user's lock."""
-        ...
-
-    def write(
-        self, index: UserIndex, embedded: Sequence[Fact], vectors: np.ndarray | None,
-        records: Sequence[Fact] = (), *, claim: bool = True,
-    ) -> None:  # fmt: skip
-        """Write to Chroma, claim the revision if ``claim``, then update ``index``."""
-        ...
-
-
 def remember_in_steps(
-    target: StepTarget, candidates: Sequence[Fact], *, threshold: float, now: datetime
+    target: FactRepository, candidates: Sequence[Fact], *, threshold: float, now: datetime
 ) -> list[Fact]:
     """Store new facts of one user and agent in steps; per candidate, the fact it became."""
     if not candidates:
@@ -103,7 +84,7 @@ def remember_in_steps(
 
 
 def _write_step(
-    target: StepTarget, candidates: Sequence[Fact], vectors: np.ndarray, threshold: float,
+    target: FactRepository, candidates: Sequence[Fact], vectors: np.ndarray, threshold: float,
     now: datetime, claim: bool, written: set[str],
 ) -> list[Fact]:  # fmt: skip
     # A step is compared with itself as one matrix; later steps see earlier ones through
@@ -118,7 +99,7 @@ def _write_step(
     return merged.results
 
 
-def _claim_after_failure(target: StepTarget, user_id: str) -> None:
+def _claim_after_failure(target: FactRepository, user_id: str) -> None:
     try:  # the index reloads (a failed write dropped it) and claims the next number
         with target.writing(user_id) as index:
             target.write(index, [], None)

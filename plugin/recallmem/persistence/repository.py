@@ -1,21 +1,22 @@
-"""Chroma and the hot per-user indexes, kept consistent with each other.
+"""The store and the hot per-user indexes, kept consistent with each other.
 
-Every write goes to Chroma first, then claims the next number of the user's write sequence
-(:mod:`recallmem.store.revisions`), then updates this process's index; it runs under that
+The store is a backend behind :class:`~recallmem.store.fact_store.FactStore` (Chroma, or
+the process's memory). Every write goes to the store first, then claims the next number
+of the user's write sequence, then updates this process's index; it runs under that
 user's lock, taken here, so no caller has to know the protocol. Every read starts from the
 user's index, which is reloaded when a write it does not reflect was claimed (by any
 process), so ``get``, ``facts`` and ``nearest`` all see the same state, and a write
 acknowledged by one process is seen by the next read of every other. This is the only place
-that knows both Chroma and the indexes: :class:`~recallmem.Memory` and the extraction
-pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
+that knows both the store and the indexes: :class:`~recallmem.Memory`, extraction and
+lifecycle only call the methods below.
 
-A write that fails drops the user's index, so the next read reloads what Chroma holds: the
-process never shows facts the store lacks, nor misses facts it has. An import is recorded as
-an intent before its first write (:mod:`recallmem.store.intents`), and an intent left by a
-crash or a failure is completed when the repository is next opened.
+A write that fails drops the user's index, so the next read reloads what the store holds:
+the process never shows facts the store lacks, nor misses facts it has. An import is
+recorded as an intent before its first write (:mod:`recallmem.durability.intents`), and an
+intent left by a crash or a failure is completed when the repository is next opened.
 
 Access times are the one write a read causes, and it is kept apart: a recall records them in
-memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next write, or
+memory (:meth:`FactRepository.accessed`); they reach the store with the user's next write, or
 at :meth:`FactRepository.flush_access_times` (``Memory.close``).
 """
 
@@ -32,17 +33,17 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from recallmem.config import MemoryConfig
-from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
-from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
+from recallmem.durability.erasure import Erasure
+from recallmem.embedders import embed_matrix, embed_query_vector
+from recallmem.errors import BrokenIndexError, FactNotFoundError, InvalidInputError, StoreError
 from recallmem.facts.validation import foreign_rows
+from recallmem.persistence.access_times import AccessTimes
 from recallmem.persistence.import_writer import Carried, ImportWriter
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
-from recallmem.store.access import AccessTimes
-from recallmem.store.chroma import FactStore
-from recallmem.store.erasure import Erasure
-from recallmem.store.opening import open_store
+from recallmem.store.backends import open_fact_store
+from recallmem.store.fact_store import FactStore
 from recallmem.types import Fact, Profile, ScoredFact, Status, utcnow
 
 log = logging.getLogger("recallmem.store")
@@ -52,18 +53,13 @@ Revise = Callable[[list[Fact]], Revised]
 
 
 class FactRepository:
-    """Facts of many users: durable in Chroma, searchable in memory, locked per user."""
+    """Facts of many users: kept by a store, searchable in memory, locked per user."""
 
     @classmethod
     def open(cls, config: MemoryConfig, embeddings: Embeddings) -> FactRepository:
-        """The repository over the configured Chroma (embedded or a server).
-
-        Opening embeds nothing: an embedder that does not declare its dimension has it
-        read from the collection, or recorded by the first write.
-        """
-        declared = getattr(embeddings, "dimension", None)
-        dimension = declared if isinstance(declared, int) else None
-        store = open_store(config, embedder_name(embeddings), dimension)
+        """The repository over the store ``config`` names (Chroma, embedded or a server, or
+        the process's memory); opening embeds nothing."""
+        store = open_fact_store(config, embeddings)
         return cls(store, embeddings, config.index_cache_facts, home=config.home)
 
     def __init__(
@@ -71,7 +67,7 @@ class FactRepository:
     ) -> None:
         self.store = store
         self.embeddings = embeddings
-        self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
+        self.erasure = Erasure(home)  # what a purge clears besides records (durability/erasure.py)
         self.intents = self.erasure.intents
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
@@ -82,7 +78,7 @@ class FactRepository:
     # -- reading -------------------------------------------------------------------
 
     def _load(self, user_id: str) -> UserIndex:
-        revision = self.store.revisions.latest(user_id)  # first: a racing write only adds a reload
+        revision = self.store.latest_revision(user_id)  # first: a racing write only adds a reload
         facts, vectors = self.store.load_user(user_id)
         index = UserIndex(user_id, facts, vectors)
         index.revision = revision
@@ -92,8 +88,8 @@ class FactRepository:
         """The user's index, reloaded if another process changed the user's memory."""
         index, loaded = self._indexes.fetch(user_id)
         # An index this call just loaded carries the revision read before its facts: a
-        # second read would only repeat it (one Chroma round trip per cold user).
-        if not loaded and not self.store.revisions.is_current(user_id, index.revision):
+        # second read would only repeat it (one store round trip per cold user).
+        if not loaded and not self.store.is_current(user_id, index.revision):
             self._indexes.drop(user_id)
             index = self._indexes.get(user_id)
         return index
@@ -138,14 +134,14 @@ class FactRepository:
         ]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of texts, refused if their size is not the collection's."""
+        """Unit vectors of texts, refused if their size is not the store's."""
         vectors = embed_matrix(self.embeddings, list(texts))
         if len(vectors):
             self.store.check_dimension(int(vectors.shape[1]))
         return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The unit vector of one query, refused if its size is not the collection's."""
+        """The unit vector of one query, refused if its size is not the store's."""
         vector = embed_query_vector(self.embeddings, text)
         self.store.check_dimension(len(vector))
         return vector
@@ -181,11 +177,7 @@ class FactRepository:
 
     def revision(self, user_id: str) -> str | None:
         """A token that changes whenever the user's memory changes (None: never written)."""
-        return str(number) if (number := self.store.revisions.latest(user_id)) else None
-
-    def trim_revisions(self, user_id: str) -> int:
-        """Drop the user's old write-sequence records (store/revisions.py); how many."""
-        return self.store.revisions.trim(user_id)
+        return str(number) if (number := self.store.latest_revision(user_id)) else None
 
     def count(self) -> int:
         """How many facts the store holds, all users together."""
@@ -222,33 +214,28 @@ class FactRepository:
             yield
 
     @contextmanager
-    def _writing(self, user_id: str) -> Iterator[UserIndex]:
+    def writing(self, user_id: str) -> Iterator[UserIndex]:
+        """The user's index, under the user's lock, for a write through :meth:`write`."""
         self.store.refuse_if_full()
         with self._locked(user_id):
             yield self.index(user_id)
 
-    def _write(
-        self,
-        index: UserIndex,
-        embedded: Sequence[Fact],
-        vectors: np.ndarray | None,
-        records: Sequence[Fact] = (),
-        *,
-        claim: bool = True,
-    ) -> None:
-        # Chroma first, then the revision, then this process's index, whose number is set
-        # last: a read in between sees the claimed number and reloads. ``claim=False``: a
-        # step of a write whose last step claims one number for all
-        # (recallmem.persistence.remember_steps).
+    def write(self, index: UserIndex, embedded: Sequence[Fact], vectors: np.ndarray | None,
+              records: Sequence[Fact] = (), *, claim: bool = True) -> None:  # fmt: skip
+        """Write ``embedded`` facts with their ``vectors`` and rewrite ``records`` (facts
+        whose content did not change), claim the next revision if ``claim``, then update
+        ``index`` (held through :meth:`writing`). ``claim=False``: a step of a write whose
+        last step claims one number for all (:mod:`recallmem.persistence.remember_steps`).
+        """
+        # The store first, then the revision, then this process's index, whose number is
+        # set last: a read in between sees the claimed number and reloads.
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
             self.store.update_records(records)
-            revision = (
-                self.store.revisions.record_write(index.user_id, index.revision) if claim else None
-            )
+            revision = self.store.record_write(index.user_id, index.revision) if claim else None
         except StoreError:
             self._indexes.drop(index.user_id)  # part may be written: reload what is there
             raise
@@ -259,16 +246,13 @@ class FactRepository:
             index.upsert(records)
         index.revision = index.revision if revision is None else revision
 
-    # the protocol recallmem.persistence.remember_steps writes through
-    writing, write = _writing, _write
-
     def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
         stale = {
             f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
         }
         embedded = [f for f in facts if f.id in stale]
         vectors = self.embed([f.content for f in embedded]) if embedded else None
-        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
+        self.write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are, embedding only changed texts; no dedup.
@@ -279,7 +263,7 @@ class FactRepository:
                 "written (leave id out of Fact(...) to get a new one)"
             )
         for user_id in dict.fromkeys(f.user_id for f in facts):
-            with self._writing(user_id) as index:
+            with self.writing(user_id) as index:
                 self._save(index, [f for f in facts if f.user_id == user_id])
 
     def remember(
@@ -292,7 +276,7 @@ class FactRepository:
     def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
         """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
         owner = self.get(fact_id, user_id=user_id).user_id
-        with self._writing(owner) as index:
+        with self.writing(owner) as index:
             fact = change(self.get(fact_id, user_id=owner))
             self._save(index, [fact])
             return fact
@@ -303,7 +287,7 @@ class FactRepository:
         (erasing the whole user never reads the user's collection, which may be broken)."""
         if purge and fact_id is None and thread_id is None and agent_id is None:
             return self._erase_user(user_id)
-        with self._writing(user_id) as index:
+        with self.writing(user_id) as index:
             facts = [f for f in index.facts() if (fact_id is None or f.id == fact_id)
                      and (thread_id is None or f.thread_id == thread_id)
                      and (agent_id is None or f.agent_id == agent_id)]  # fmt: skip
@@ -321,7 +305,7 @@ class FactRepository:
         """Under the user's lock, write the records and purge the ids ``change`` returns for
         the user's facts as they are; ``scrub=False`` leaves the purged bytes to one later
         :meth:`scrub` (a maintenance run's, for all its users)."""
-        with self._writing(user_id) as index:
+        with self.writing(user_id) as index:
             records, purge = change(index.facts())
             if records:
                 self._save(index, records)
@@ -344,16 +328,25 @@ class FactRepository:
         self.store.delete(list(ids), user_id=index.user_id)
         index.remove(ids)
         self._access.take(index.user_id)
-        index.revision = self.store.revisions.record_write(index.user_id, index.revision)
+        index.revision = self.store.record_write(index.user_id, index.revision)
         if scrub:
             self.scrub()
 
-    def rebuild(self, user_id: str) -> int:
-        """Rewrite a broken user's collection from its records, re-embedded; how many."""
+    def repair(self, user_id: str) -> bool:
+        """Mend the user's storage: facts a crash left unreadable are written back from
+        their records, re-embedded, and bookkeeping no read needs is dropped. True if
+        the facts had to be written back."""
         with self._locked(user_id):
-            facts = self.store.stored_records(user_id)
-            ImportWriter(self).write(facts, [], first=lambda: self.store.collections.drop(user_id))
-            return len(facts)
+            try:
+                self.index(user_id)
+                broken = False
+            except BrokenIndexError as exc:
+                log.warning("recallmem: rebuilding the facts of user %r: %s", user_id, exc)
+                facts = self.store.salvage(user_id)
+                ImportWriter(self).write(facts, [], first=lambda: self.store.drop_facts(user_id))
+                broken = True
+            self.store.compact(user_id)
+            return broken
 
     def _erase_user(self, user_id: str) -> int:
         with self._locked(user_id):
@@ -361,15 +354,15 @@ class FactRepository:
             erased = self.store.drop_user(user_id)
             self._indexes.drop(user_id)
             self._access.take(user_id)
-            self.store.revisions.record_write(user_id, self.store.revisions.latest(user_id))
+            self.store.record_write(user_id, self.store.latest_revision(user_id))
             self.scrub()
             return erased
 
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
-        with self._writing(profile.user_id) as index:
+        with self.writing(profile.user_id) as index:
             self.store.save_profile(profile)
-            index.revision = self.store.revisions.record_write(profile.user_id, index.revision)
+            index.revision = self.store.record_write(profile.user_id, index.revision)
 
     # -- imports -------------------------------------------------------------------
 
@@ -385,7 +378,7 @@ class FactRepository:
             finally:
                 for user_id in users:
                     self._indexes.drop(user_id)
-            self.store.revisions.record_writes(users)
+            self.store.record_writes(users)
 
     def import_facts(
         self, facts: Sequence[Fact], profiles: Sequence[Profile], carried: Carried | None = None

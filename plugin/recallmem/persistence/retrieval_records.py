@@ -35,11 +35,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from recallmem.config import MemoryConfig
+from recallmem.durability.erasure import Erasure
 from recallmem.errors import StoreError
 from recallmem.limits import check_page, check_scope_id, check_user_id
 from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.secrets.detector import load_secret_rules, redact
-from recallmem.store.erasure import Erasure
 
 log = logging.getLogger("recallmem.store")
 

@@ -103,7 +103,7 @@ class UserIndex:
         self._facts = list(facts)
         self._vectors = vectors.astype(np.float32, copy=False)
         self._rows = {f.id: i for i, f in enumerate(self._facts)}
-        self.revision = 0  # the user's writes it reflects: store/revisions.py
+        self.revision = 0  # the user's writes it reflects: store/chroma/revisions.py
 
     def __len__(self) -> int:
         return len(self._facts)

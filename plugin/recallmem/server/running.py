@@ -113,9 +113,8 @@ def serve_one(settings: ServerSettings, config: MemoryConfig, out: TextIO) -> in
     with Memory(config) as memory:
         memory.start_background()  # a service extracts queued windows as they fall due
         where = binding(settings)
-        if memory.store.lock is not None:  # the CLI reads it to point at this service
-            url = f"http://{where.host}:{where.port}"
-            memory.store.lock.announce(url, open_access=settings.open_access)
+        url = f"http://{where.host}:{where.port}"  # the CLI reads it to point at this service
+        memory.announce_service(url, open_access=settings.open_access)
         _started(settings, config, out)
         uvicorn.run(create_app(memory, settings), host=where.host, port=where.port)
     return 0

@@ -5,7 +5,7 @@ Each worker opens its own Memory on the Chroma server from ``RECALLMEM_*`` (whic
 ``serve`` filled from its options), extracts queued windows in the background (the
 queue's leases keep two workers off one window), and closes the memory when uvicorn
 shuts the worker down. Workers agree on every user's memory through the per-user write
-sequence (:mod:`recallmem.store.revisions`).
+sequence (:mod:`recallmem.store.chroma.revisions`).
 """
 
 from __future__ import annotations

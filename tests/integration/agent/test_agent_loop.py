@@ -222,10 +222,10 @@ def test_a_new_thread_sees_what_was_just_said_in_another(
     chat = FakeChatModel(responses=["ok"], cycle=True)
     agent = run(memory, chat)
     agent.say(SAID, thread="a")
-    assert memory.pending("ada")  # still waiting: 30 s of quiet have not passed
+    assert memory.queue.pending("ada")  # still waiting: 30 s of quiet have not passed
     agent.say("hi", thread="b")
     assert "Works the night shift at the hospital" in chat.requests[-1][0].text
-    assert not memory.pending("ada")
+    assert not memory.queue.pending("ada")
 
 
 def test_a_new_thread_carries_the_words_when_asked_to(
@@ -239,7 +239,7 @@ def test_a_new_thread_carries_the_words_when_asked_to(
     agent.say("hi", thread="b")
     [recent] = [m for m in chat.requests[-1] if kind_of(m) == "recent"]
     assert SAID in recent.text and extractor.calls == 0
-    assert memory.pending("ada")  # carried, not extracted: still queued
+    assert memory.queue.pending("ada")  # carried, not extracted: still queued
 
 
 def test_a_new_thread_with_the_model_down_waits_no_longer_than_the_cap(
@@ -258,7 +258,7 @@ def test_a_new_thread_with_the_model_down_waits_no_longer_than_the_cap(
     assert time.monotonic() - start < 2.5  # the cap, not the model's 3 s
     assert SAID in _seen(chat.requests[-1])  # carried instead
     time.sleep(3.5)  # the extraction in the background fails...
-    waiting = [u.content for e in memory.pending("ada") for u in e.messages]
+    waiting = [u.content for e in memory.queue.pending("ada") for u in e.messages]
     assert SAID in waiting  # ...and the turn stays queued
 
 

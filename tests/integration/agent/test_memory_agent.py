@@ -309,7 +309,7 @@ def test_background_observation_queues_the_visible_turn(
     memory.remember("Writes TypeScript", user_id="ada", category="knowledge")
     agent = run(memory, FakeChatModel(responses=["Sure."]))
     agent.say("Remember that I prefer tabs.", thread="obs")
-    [pending] = memory.pending(user_id="ada")  # type: ignore[attr-defined]
+    [pending] = memory.queue.pending(user_id="ada")  # type: ignore[attr-defined]
     assert pending.thread_id == "obs"
     assert all("<memory" not in m.content for m in pending.messages)
 

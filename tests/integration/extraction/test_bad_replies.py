@@ -88,7 +88,10 @@ def test_a_date_past_the_calendar_drops_only_its_fact(make_memory: MemoryFactory
     assert dropped.content == forever["content"]
     assert "valid_until '9999-12-31' is out of range" in dropped.reason
     assert "holds for good takes no valid_until" in dropped.reason
-    assert memory.dead_letters(user_id="frank") == [] and memory.pending(user_id="frank") == []
+    assert (
+        memory.queue.dead_letters(user_id="frank") == []
+        and memory.queue.pending(user_id="frank") == []
+    )
 
 
 def test_facts_on_stitched_letters_or_one_word_of_the_user_are_not_stored(

@@ -57,8 +57,8 @@ def test_a_crash_between_extraction_and_write_loses_nothing(
         "是科技组的编辑",
         "喜欢 3000 字左右的长文",
     }
-    assert model.calls == 0 and memory.pending() == []
-    assert any(r.replayed for r in memory.recent_extractions())
+    assert model.calls == 0 and memory.queue.pending() == []
+    assert any(r.replayed for r in memory.queue.recent())
 
 
 def test_a_restart_re_sends_nothing(make_memory: MemoryFactory) -> None:
@@ -106,11 +106,11 @@ def test_a_reply_cut_at_the_output_limit_is_retried_then_dead_lettered(
     said = [HumanMessage("From now on, write my reports in Chinese.", id="u1")]
     with pytest.raises(ExtractionError, match="cut off at the model's output limit"):
         memory.extract(said, user_id="ada", thread_id="t1")
-    (entry,) = memory.pending()
+    (entry,) = memory.queue.pending()
     assert entry.attempts == 1 and "max output tokens" in (entry.last_error or "")
     (failed,) = memory.flush()
-    assert failed.error and "dead letters" in failed.error and memory.pending() == []
-    (letter,) = memory.dead_letters()
+    assert failed.error and "dead letters" in failed.error and memory.queue.pending() == []
+    (letter,) = memory.queue.dead_letters()
     assert "cut off at the model's output limit" in letter.reason and letter.attempts == 2
     assert "shorten the windows" in letter.reason and model.calls == 2
     assert memory.list(user_id="ada") == []
@@ -123,21 +123,21 @@ def test_failures_retry_then_park_in_the_dead_letters(make_memory: MemoryFactory
     )
     with pytest.raises(ExtractionError, match="kept queued"):
         memory.extract([HumanMessage("I live in Berlin")], user_id="ada", thread_id="t1")
-    (entry,) = memory.pending()
+    (entry,) = memory.queue.pending()
     assert entry.attempts == 1 and "no readable JSON" in (entry.last_error or "")
     (failed,) = memory.flush()
-    assert failed.error and "dead letters" in failed.error and memory.pending() == []
-    (letter,) = memory.dead_letters()
+    assert failed.error and "dead letters" in failed.error and memory.queue.pending() == []
+    (letter,) = memory.queue.dead_letters()
     assert (letter.user_id, letter.thread_id, [m.content for m in letter.messages]) == (
         "ada",
         "t1",
         ["I live in Berlin"],
     )
     assert "no readable JSON" in letter.reason and letter.attempts == 2
-    memory.retry_dead_letter(letter.id)  # due at once: the worker or this flush takes it
+    memory.queue.retry(letter.id)  # due at once: the worker or this flush takes it
     memory.flush()
     assert [f.content for f in memory.list(user_id="ada")] == ["Lives in Berlin"]
-    assert memory.dead_letters() == [] and memory.pending() == [] and model.calls == 3
+    assert memory.queue.dead_letters() == [] and memory.queue.pending() == [] and model.calls == 3
 
 
 def test_a_failed_write_keeps_the_plan_and_is_replayed_without_the_model(
@@ -156,7 +156,7 @@ def test_a_failed_write_keeps_the_plan_and_is_replayed_without_the_model(
     memory.observe([HumanMessage("I live in Berlin")], user_id="ada", thread_id="t1")
     (failed,) = memory.flush()
     assert failed.error and "writing failed" in failed.error
-    (entry,) = memory.pending()
+    (entry,) = memory.queue.pending()
     assert entry.journaled
     (report,) = memory.flush()
     assert report.replayed and [c.fact.content for c in report.added] == ["Lives in Berlin"]
@@ -174,5 +174,5 @@ def test_shutdown_flushes_within_its_bound_and_keeps_the_rest(make_memory: Memor
     memory.observe([HumanMessage("I live in Berlin")], user_id="ada", thread_id="t1")
     assert memory.extraction.close(timeout=0.2) == 1  # returned with the window still open
     release.set()  # the model answers after all: the window completes, nothing is lost
-    wait_until(lambda: not memory.pending())
+    wait_until(lambda: not memory.queue.pending())
     assert [f.content for f in memory.list(user_id="ada")] == ["Lives in Berlin"]

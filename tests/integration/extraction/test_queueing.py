@@ -67,7 +67,7 @@ def test_without_a_model_observe_queues_durably_and_says_so(
         thread_id="t1",
     )
     assert seen.waiting_for_model and "waits for a chat model" in seen.note and seen.pending == 2
-    (entry,) = memory.pending()
+    (entry,) = memory.queue.pending()
     assert (entry.user_id, entry.thread_id, [m.content for m in entry.messages]) == (
         "u1",
         "t1",
@@ -82,7 +82,7 @@ def test_without_a_model_observe_queues_durably_and_says_so(
                                       fact("Lives in Berlin", "identity", "I live in Berlin"))])  # fmt: skip
     (report,) = later.flush()
     assert {c.fact.content for c in report.added} == {"Writes TypeScript", "Lives in Berlin"}
-    assert model.calls == 1 and later.pending() == []
+    assert model.calls == 1 and later.queue.pending() == []
 
 
 def test_the_prompt_does_not_grow_with_the_memory(make_memory: MemoryFactory) -> None:
@@ -104,7 +104,7 @@ def test_the_prompt_does_not_grow_with_the_memory(make_memory: MemoryFactory) ->
     small, large = (m[-1].text for m in model.requests)
     assert len(re.findall(r"^\[F\d+\]", small, re.MULTILINE)) == 20
     assert len(re.findall(r"^\[F\d+\]", large, re.MULTILINE)) == 20
-    tokens = [memory.extraction_usage(user_id=u)["input_tokens"] for u in ("small", "large")]
+    tokens = [memory.queue.usage(user_id=u)["input_tokens"] for u in ("small", "large")]
     assert abs(tokens[1] - tokens[0]) <= 0.05 * tokens[0]
 
 
@@ -140,7 +140,7 @@ def test_forgetting_a_user_purges_their_queue(make_memory: MemoryFactory) -> Non
     memory.observe([HumanMessage("I live in Berlin")], user_id="u1", thread_id="t1")
     memory.observe([HumanMessage("I live in Lisbon")], user_id="u2", thread_id="t1")
     memory.forget(user_id="u1", purge=True)
-    assert [e.user_id for e in memory.pending()] == ["u2"]
+    assert [e.user_id for e in memory.queue.pending()] == ["u2"]
 
 
 def test_a_full_scope_evicts_its_least_valuable_facts_but_never_pinned_or_corrections(

@@ -116,7 +116,7 @@ def test_a_bad_timezone_is_refused_before_anything_is_queued(make_memory: Memory
     with pytest.raises(InvalidInputError, match="IANA"):
         memory.extract([HumanMessage("Due tomorrow", id="m1")], user_id="ada", thread_id="t1",
                        timezone="")  # fmt: skip
-    assert memory.pending() == [] and model.calls == 0
+    assert memory.queue.pending() == [] and model.calls == 0
 
 
 _OLD_SCHEMA = """

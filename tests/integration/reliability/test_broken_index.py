@@ -17,8 +17,8 @@ import pytest
 from helpers import python
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import BrokenIndexError
-from recallmem.store.layout import user_collection
-from recallmem.store.segments import apply_log_row, vector_index_dir
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.segments import apply_log_row, vector_index_dir
 from recallmem.testing import HashingEmbeddings
 
 ID_MAP = "index_metadata.pickle"
@@ -84,7 +84,7 @@ def test_maintenance_rebuilds_the_user_from_the_records_and_loses_nothing(
     assert not broken.exists()  # old files removed
     with open_memory(home) as memory:
         assert len(memory.list(user_id="ada", limit=200)) == 50
-        assert memory.store.count() == 51
+        assert memory.repository.store.count() == 51
 
 
 def test_forget_me_erases_a_broken_user_without_reading_it(
@@ -95,7 +95,7 @@ def test_forget_me_erases_a_broken_user_without_reading_it(
     with open_memory(home) as memory:
         assert memory.forget(user_id="ada", purge=True) == 50
         assert memory.list(user_id="ada", status=None) == []
-        assert memory.store.count() == 1
+        assert memory.repository.store.count() == 1
         memory.remember("Ada starts again", user_id="ada", category="context")
         assert [f.content for f in memory.list(user_id="ada")] == ["Ada starts again"]
     assert not broken.exists()  # the dropped collection's index files are removed
@@ -106,7 +106,7 @@ def test_forget_me_erases_a_broken_user_without_reading_it(
 CRASH_AFTER_DROP = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.store import layout
+from recallmem.store.chroma.adapter import layout
 from recallmem.testing import HashingEmbeddings
 drop = layout.Collections.drop
 def drop_then_die(self, user_id):
@@ -179,7 +179,7 @@ def test_opening_rebuilds_a_broken_id_directory_from_its_records(
     home, stored = crashed_directory
     with open_memory(home) as memory:
         assert "rebuilding collection recallmem_ids" in caplog.text
-        assert memory.store.count() == len(stored)
+        assert memory.repository.store.count() == len(stored)
         some = sorted(stored)[7]
         assert memory.get(some).user_id == "ada"  # a lookup by id alone goes through it
         assert memory.repository.users() == ["ada"]
@@ -189,7 +189,7 @@ def test_opening_rebuilds_a_broken_id_directory_from_its_records(
 CRASH_IN_REBUILD = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.store import rebuild
+from recallmem.store.chroma.workarounds import rebuild
 from recallmem.testing import HashingEmbeddings
 rebuild._finish = lambda client, journal: os._exit(9)  # killed after the drop
 Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
@@ -203,7 +203,7 @@ def test_a_rebuild_of_the_directory_killed_after_the_drop_finishes_at_the_next_o
     assert python(CRASH_IN_REBUILD, str(home)).returncode == 9
     assert [p.name for p in (home / "rebuilds").iterdir()] == ["recallmem_ids.json"]
     with open_memory(home) as memory:
-        assert memory.store.count() == len(stored)
+        assert memory.repository.store.count() == len(stored)
     assert list((home / "rebuilds").iterdir()) == []
 
 
@@ -235,5 +235,5 @@ def test_opening_rebuilds_an_id_directory_whose_id_map_a_kill_cut_short(tmp_path
     found = python(SEGMENT_OF, str(home / "chroma" / "chroma.sqlite3"), "recallmem_ids")
     cut_id_map(home / "chroma" / found.stdout.strip())
     with open_memory(home) as memory:
-        assert memory.store.count() == len(stored)
+        assert memory.repository.store.count() == len(stored)
         assert memory.get(sorted(stored)[3]).user_id == "ada"

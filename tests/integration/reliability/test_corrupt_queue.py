@@ -30,7 +30,7 @@ def test_memory_opens_and_recalls_with_a_corrupt_queue(corrupt_home: Path) -> No
     with pytest.raises(QueueUnavailableError, match=r"queue\.sqlite3 cannot be used.*move that"):
         memory.observe([{"role": "user", "content": "hi"}], user_id="ada", thread_id="t2")
     with pytest.raises(QueueUnavailableError, match="recall and listing still work"):
-        memory.pending()
+        memory.queue.pending()
     memory.close()
 
 
@@ -56,7 +56,7 @@ def test_health_is_503_when_the_store_cannot_be_read(home: Path) -> None:
     memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     client = TestClient(create_app(memory), base_url="http://localhost")
     assert client.get("/v1/health").json()["status"] == "ok"
-    memory.store.close()  # the Chroma client is gone: nothing can be read any more
+    memory.repository.store.close()  # the Chroma client is gone: nothing can be read any more
     health = client.get("/v1/health")
     assert health.status_code == 503, health.text
     assert health.headers["content-type"].startswith("application/problem+json")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import python
 from recallmem import Memory, MemoryConfig
+from recallmem.durability.owed_scrub import OWED_NAME
 from recallmem.lifecycle.merge_journal import JournalFiles
-from recallmem.store.owed_scrub import OWED_NAME
 from recallmem.testing import HashingEmbeddings
 from test_purge_leaves_no_bytes import files_holding
 
@@ -25,7 +25,7 @@ PURGE_THEN_DIE = """
 import os, signal, sys
 from recallmem import Memory, MemoryConfig
 from recallmem.operations import extracting
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import ChromaFactStore
 from recallmem.testing import HashingEmbeddings
 home, mode, said, queued = sys.argv[1:5]
 memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
@@ -37,7 +37,7 @@ die = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
 if mode == "queue":
     extracting.scrub_sqlite = die
 else:
-    FactStore.scrub = die
+    ChromaFactStore.scrub = die
 if mode == "fact":
     memory.forget(gone.id, user_id="ada", purge=True)
 else:

@@ -2,7 +2,7 @@
 
 Chroma keeps ``CHROMA_OPEN_INDEXES`` collections' vector indexes in memory and loads an
 evicted one back from disk; an index never saved there cannot be loaded, and before
-``store/saved_index.py`` every recall of such a user failed ("Nothing found on disk")
+``store/chroma/workarounds/saved_index.py`` every recall of such a user failed ("Nothing found on disk")
 until the process restarted. These tests touch more users than the cache holds, then
 read every one of them again in the same process.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from recallmem import Memory, MemoryConfig
-from recallmem.store.bounded import CHROMA_OPEN_INDEXES
-from recallmem.store.layout import user_collection
-from recallmem.store.saved_index import SAVED_EVERY, USER_HNSW
+from recallmem.store.chroma.layout import user_collection
+from recallmem.store.chroma.workarounds.bounded_cache import CHROMA_OPEN_INDEXES
+from recallmem.store.chroma.workarounds.saved_index import SAVED_EVERY, USER_HNSW
 from recallmem.testing import HashingEmbeddings
 
 USERS = CHROMA_OPEN_INDEXES + 36  # more than Chroma keeps open, so most are evicted
@@ -55,8 +55,11 @@ def test_a_reopened_store_reads_whole_and_the_healed_indexes_save_at_every_write
     with open_memory(home) as memory:
         write_users(memory)
     with open_memory(home) as memory:
-        client = memory.store.collections.client
-        names = [user_collection(memory.store.collections.prefix, f"user{n}") for n in range(USERS)]
+        client = memory.repository.store.collections.client
+        names = [
+            user_collection(memory.repository.store.collections.prefix, f"user{n}")
+            for n in range(USERS)
+        ]
         assert {client.get_collection(n).configuration_json["hnsw"]["sync_threshold"]
                 for n in names} == {USER_HNSW["sync_threshold"]}  # fmt: skip
         for _ in range(2):
@@ -106,10 +109,10 @@ def test_a_probe_a_crash_left_in_a_collection_is_no_fact(tmp_path: Path) -> None
     # its delete: a record with a vector and nothing else.
     with open_memory(tmp_path / "mem") as memory:
         fact = memory.remember("Keeps bees on the roof", user_id="ada", category="context")
-        name = user_collection(memory.store.collections.prefix, "ada")
-        collection = memory.store.collections.client.get_collection(name)
-        dimension = len(memory.store.load_user("ada")[1][0])
+        name = user_collection(memory.repository.store.collections.prefix, "ada")
+        collection = memory.repository.store.collections.client.get_collection(name)
+        dimension = len(memory.repository.store.load_user("ada")[1][0])
         collection.add(ids=["unsaved-index-probe-0"], embeddings=[[1.0] * dimension])
         assert [f.id for f in memory.list(user_id="ada")] == [fact.id]
         assert [h.fact.id for h in memory.recall("bees", user_id="ada")] == [fact.id]
-        assert [f.id for f in memory.store.stored_records("ada")] == [fact.id]
+        assert [f.id for f in memory.repository.store.salvage("ada")] == [fact.id]

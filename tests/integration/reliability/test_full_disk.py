@@ -60,7 +60,7 @@ import json, sys
 from recallmem import Memory, MemoryConfig
 from recallmem.testing import HashingEmbeddings
 memory = Memory(MemoryConfig(home=sys.argv[1]), embeddings=HashingEmbeddings())
-facts, _ = memory.store.load_user("ada")
+facts, _ = memory.repository.store.load_user("ada")
 print(json.dumps(sorted({int(f.content.split()[1]) for f in facts})))
 """
 
@@ -127,7 +127,7 @@ def test_a_disk_filled_by_something_else_still_reads(small_disk: Path) -> None:
 
 UNGUARDED = """
 import sys
-import recallmem.store.chroma as chroma
+import recallmem.store.chroma.adapter as chroma
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreError
 from recallmem.testing import HashingEmbeddings
@@ -184,7 +184,7 @@ def test_a_write_chroma_half_did_is_reported_at_the_next_open(
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
     with caplog.at_level("WARNING", logger="recallmem.store"):
         memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    facts, _ = memory.store.load_user("ada")
+    facts, _ = memory.repository.store.load_user("ada")
     batches = [int(f.content.split()[1]) for f in facts]
     assert set(run["written"]) <= set(batches)  # nothing acknowledged is lost
     for killed in run["killed"]:  # killed in mid-write: all of that call or none
@@ -192,9 +192,9 @@ def test_a_write_chroma_half_did_is_reported_at_the_next_open(
     ghosts = set(batches) - set(run["written"]) - set(run["killed"])
     assert ghosts <= set(run["failed"])
     # Every write that failed but is present after all was counted and reported.
-    assert (memory.store.unapplied_at_open > 0) == bool(ghosts), (run, ghosts)
+    assert (memory.repository.store.unapplied_at_open > 0) == bool(ghosts), (run, ghosts)
     if ghosts:
         assert "reported as failed may be present" in caplog.text
     memory.close()
     print(json.dumps({"failed": run["failed"], "present_after_all": sorted(ghosts),
-                      "unapplied_rows": memory.store.unapplied_at_open}))  # fmt: skip
+                      "unapplied_rows": memory.repository.store.unapplied_at_open}))  # fmt: skip

@@ -1,6 +1,6 @@
 """Freed heap blocks come back filled, so no freed text reaches a vector index file.
 
-``store/heap.py`` has glibc fill blocks when they are handed out and taken back
+``store/chroma/workarounds/heap_perturb.py`` has glibc fill blocks when they are handed out and taken back
 (``M_PERTURB``); small blocks escape that through glibc's per-thread cache unless the
 process started with ``GLIBC_TUNABLES`` holding ``THREAD_CACHE_OFF``, which the README's
 commands set. These run the C allocator for real, in a child process of each kind.
@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from recallmem.store.heap import THREAD_CACHE_OFF, wipe_heap_blocks
+from recallmem.store.chroma.workarounds.heap_perturb import THREAD_CACHE_OFF, wipe_heap_blocks
 
 ROOT = Path(__file__).resolve().parents[3]
 FREED_TEXT_COMES_BACK = """
 import ctypes
-from recallmem.store.heap import wipe_heap_blocks
+from recallmem.store.chroma.workarounds.heap_perturb import wipe_heap_blocks
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]

@@ -14,7 +14,7 @@ import pytest
 from helpers import HOLD, OPEN, env_for, free_port, kill9, python, start, wait_for
 from recallmem import Memory, MemoryConfig
 from recallmem.errors import StoreLockedError
-from recallmem.store.lock import LOCK_NAME, read_holder
+from recallmem.store.chroma.home_lock import LOCK_NAME, read_holder
 from recallmem.testing import HashingEmbeddings
 
 

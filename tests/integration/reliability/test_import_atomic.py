@@ -16,7 +16,7 @@ from recallmem import Memory, MemoryConfig
 from recallmem.errors import ImportRejectedError, StoreError
 from recallmem.facts.export_format import build_export
 from recallmem.server.app import create_app
-from recallmem.store.chroma import FactStore
+from recallmem.store.chroma.adapter import ChromaFactStore
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact
 
@@ -32,7 +32,7 @@ def export_of(user: str, rows: int) -> dict[str, Any]:
 
 
 def store_ids(memory: Memory, user: str) -> set[str]:
-    facts, _ = memory.store.load_user(user)
+    facts, _ = memory.repository.store.load_user(user)
     return {f.id for f in facts}
 
 
@@ -50,7 +50,7 @@ def test_a_bad_last_row_writes_nothing(memory: Memory, bad_id: str) -> None:
     with pytest.raises(ImportRejectedError, match="row 2000: 'id'") as caught:
         memory.import_(document)
     assert [row for row, _ in caught.value.rejected] == [2000]
-    assert memory.store.count() == 0 and memory.list(user_id="ada") == []
+    assert memory.repository.store.count() == 0 and memory.list(user_id="ada") == []
 
 
 def test_the_api_answers_a_bad_row_with_422_and_writes_nothing(memory: Memory) -> None:
@@ -60,7 +60,7 @@ def test_the_api_answers_a_bad_row_with_422_and_writes_nothing(memory: Memory) -
     response = client.post("/v1/users/ada/import", json=document)
     assert response.status_code == 422, response.text
     assert response.json()["rejected"][0]["row"] == 49
-    assert memory.store.count() == 0
+    assert memory.repository.store.count() == 0
 
 
 def test_version_true_is_not_version_1(memory: Memory) -> None:
@@ -77,13 +77,13 @@ def test_a_store_failure_midway_keeps_the_view_equal_to_the_store_and_completes_
     memory = Memory(config, embeddings=HashingEmbeddings())
     memory.remember("Was here before", user_id="ada", category="context")
     assert len(listed_ids(memory, "ada")) == 1  # the index is loaded, as in a service
-    upsert = FactStore.upsert
+    upsert = ChromaFactStore.upsert
 
-    def failing_after_2000(self: FactStore, facts: Any, vectors: Any) -> None:
+    def failing_after_2000(self: ChromaFactStore, facts: Any, vectors: Any) -> None:
         upsert(self, facts[:2000], vectors[:2000])  # a first batch reaches Chroma...
         raise StoreError("could not write facts to Chroma: injected failure")  # ...then not
 
-    monkeypatch.setattr(FactStore, "upsert", failing_after_2000)
+    monkeypatch.setattr(ChromaFactStore, "upsert", failing_after_2000)
     with pytest.raises(StoreError, match=r"kept at .*intents.*completed when the memory is next"):
         memory.import_(export_of("ada", 2500))
     monkeypatch.undo()

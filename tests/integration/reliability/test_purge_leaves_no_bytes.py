@@ -76,7 +76,7 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     memory.close()
 
     reopened = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    assert reopened.list(user_id="ada", status=None) == [] and reopened.pending() == []
+    assert reopened.list(user_id="ada", status=None) == [] and reopened.queue.pending() == []
     assert [h.fact.content for h in reopened.recall("honey", user_id="grace")] == [KEPT]
     reopened.close()
     assert files_holding(home, PURGED) == {}  # and Chroma's replay at open brought nothing back
@@ -91,7 +91,7 @@ def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:
 
 
 def test_the_cli_leaves_no_fact_text_in_the_lock_file(home: Path) -> None:
-    from recallmem.store.lock import LOCK_NAME
+    from recallmem.store.chroma.home_lock import LOCK_NAME
 
     done = subprocess.run(
         [sys.executable, "-m", "recallmem.cli", "--home", str(home), "forget", "--user", "ada",
@@ -115,7 +115,7 @@ def test_the_scrub_command_cleans_a_chroma_directory(tmp_path: Path) -> None:
                  embeddings=[[1.0, 0.0], [0.0, 1.0]])  # fmt: skip
     facts.delete(ids=["a"])
     assert files_holding(directory, ["Quuxmobile"])  # Chroma's log still has it
-    done = subprocess.run([sys.executable, "-m", "recallmem.store.scrub", str(directory)],
+    done = subprocess.run([sys.executable, "-m", "recallmem.store.chroma.workarounds.scrub", str(directory)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert files_holding(directory, ["Quuxmobile"]) == {}
@@ -148,5 +148,5 @@ def test_kill_9_during_purges_then_purging_again_erases_everything(home: Path) -
         for round_ in range(PURGE_ROUNDS):
             memory.forget(user_id=f"user{round_}", purge=True)  # "forget me" again finishes
             assert memory.list(user_id=f"user{round_}", status=None) == []
-        assert memory.store.count() == 0
+        assert memory.repository.store.count() == 0
     assert files_holding(home, ["Wibblequax"]) == {}

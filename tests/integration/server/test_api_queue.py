@@ -93,5 +93,7 @@ def test_a_dead_letter_is_discarded_only_by_its_user(flaky: Memory) -> None:
     assert bob.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}").status_code == 404
     dropped = ada.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}")
     assert dropped.status_code == 200 and dropped.json()["dead_letters"] == []
-    assert flaky.dead_letters() == [] and flaky.pending() == []  # gone, not queued again
+    assert (
+        flaky.queue.dead_letters() == [] and flaky.queue.pending() == []
+    )  # gone, not queued again
     assert ada.delete(f"/v1/users/me/queue/dead-letters/{letter['id']}").status_code == 404

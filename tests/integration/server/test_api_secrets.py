@@ -45,7 +45,7 @@ def test_a_chat_turn_with_a_secret_queues_neither_it_nor_a_digest_of_it(
         responses=["I won't store passwords."])), ADA)  # fmt: skip
     response = client.post("/v1/chat/stream", json={"message": said, "thread_id": "t"})
     assert response.status_code == 200, response.text
-    (pending,) = memory.pending(user_id="ada")
+    (pending,) = memory.queue.pending(user_id="ada")
     assert pending.messages[0].content == "remember my email password is [REDACTED]"
     assert pending.messages[0].id == message_id("t", 0, "user", pending.messages[0].content)
     raw_digest = hashlib.sha256(f"t\0{0}\0user\0{said}".encode()).hexdigest()[:24]

@@ -107,7 +107,7 @@ def test_the_turn_is_queued_for_extraction(seeded: Memory) -> None:
     assert queued["thread_id"] == "garden" and queued["pending"] >= 2
     # The agent's middleware queued the turn first; the note said "0 new message(s) queued".
     assert queued["note"].startswith(f"{queued['pending']} message(s) of this thread queued;")
-    pending = {p.thread_id: p for p in seeded.pending(user_id="ada")}
+    pending = {p.thread_id: p for p in seeded.queue.pending(user_id="ada")}
     said = [m.content for m in pending["garden"].messages]
     assert "Remember that my ESP32 waters the basil at 7:00" in said
     assert "Noted: the ESP32 readings fluctuate." in said
@@ -117,9 +117,13 @@ def test_a_resent_turn_is_not_queued_twice(seeded: Memory) -> None:
     model = FakeChatModel(responses=["Sure."], cycle=True)
     body = {"message": "I switched to the product team", "thread_id": "t-job"}
     chat(seeded, model, body)
-    first = len(next(p for p in seeded.pending(user_id="ada") if p.thread_id == "t-job").messages)
+    first = len(
+        next(p for p in seeded.queue.pending(user_id="ada") if p.thread_id == "t-job").messages
+    )
     chat(seeded, model, body)
-    again = len(next(p for p in seeded.pending(user_id="ada") if p.thread_id == "t-job").messages)
+    again = len(
+        next(p for p in seeded.queue.pending(user_id="ada") if p.thread_id == "t-job").messages
+    )
     assert again == first
 
 
@@ -142,14 +146,14 @@ def test_a_model_failure_ends_with_an_error_event_and_still_queues(seeded: Memor
     assert names[-3:] == ["error", "memory", "done"]
     assert "provider timed out" in events[-3][1]["detail"]
     assert events[-1][1]["ok"] is False
-    assert any(p.thread_id == "t-err" for p in seeded.pending(user_id="ada"))
+    assert any(p.thread_id == "t-err" for p in seeded.queue.pending(user_id="ada"))
 
 
 def test_admin_chats_as_the_named_user(seeded: Memory) -> None:
     model = FakeChatModel(responses=["Hello Ada."])
     events = chat(seeded, model, {"message": "hi", "user_id": "ada", "thread_id": "t-adm"}, ADMIN)
     assert events[-1][0] == "done"
-    assert any(p.thread_id == "t-adm" for p in seeded.pending(user_id="ada"))
+    assert any(p.thread_id == "t-adm" for p in seeded.queue.pending(user_id="ada"))
     client = client_for(create_app(seeded, token_settings(), model=model), ADMIN)
     assert client.post("/v1/chat/stream", json={"message": "hi"}).status_code == 400
 
@@ -184,10 +188,10 @@ def test_a_client_that_hangs_up_mid_stream_still_has_its_turn_queued(
                     if '"kind": "recall"' in line:
                         break  # hang up while the model is still answering
             deadline = time.monotonic() + 15
-            while not any(p.thread_id == "t-gone" for p in seeded.pending(user_id="ada")):
+            while not any(p.thread_id == "t-gone" for p in seeded.queue.pending(user_id="ada")):
                 assert time.monotonic() < deadline, "the turn was never queued"
                 time.sleep(0.05)
     finally:
         release.set()
-    pending = next(p for p in seeded.pending(user_id="ada") if p.thread_id == "t-gone")
+    pending = next(p for p in seeded.queue.pending(user_id="ada") if p.thread_id == "t-gone")
     assert [m.content for m in pending.messages] == ["Draft the weekly report like last time"]

@@ -39,4 +39,4 @@ def test_an_unknown_timezone_is_refused_with_what_to_send(memory: Memory) -> Non
     response = client.post("/v1/chat/stream", json=body)
     assert response.status_code == 422
     assert "unknown timezone 'Mars/Olympus'" in response.text and "IANA" in response.text
-    assert memory.pending(user_id="ada") == []
+    assert memory.queue.pending(user_id="ada") == []

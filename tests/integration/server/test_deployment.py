@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from coherence import marker as note_marker
-from test_store_contract import free_port
+
+from tests.conformance.stores import free_port
 
 BIN = Path(sys.executable).parent
 START_SECONDS = 180.0  # three workers load the default encoder on a shared machine

@@ -14,23 +14,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_store_contract as contract
 from coherence import USER, run
 from recallmem.config import MemoryConfig
 from recallmem.memory import Memory
-from recallmem.store.client import open_client
-from recallmem.store.revisions import CHUNK, HEAD_EVERY, Revisions, _head_id
+from recallmem.store.chroma.client import open_client
+from recallmem.store.chroma.revisions import CHUNK, HEAD_EVERY, Revisions, _head_id
 from recallmem.testing import HashingEmbeddings
-from test_store_contract import CHROMA_URL, STORES, Opener, close_chroma_http_sessions, needs_server
 
-open_memory = contract.open_memory  # the fixture: one Memory per simulated process
+from tests.conformance.stores import (
+    CHROMA_STORES,
+    CHROMA_URL,
+    Opener,
+    close_chroma_http_sessions,
+    needs_server,
+    open_memory,
+)
+
+__all__ = ["open_memory"]  # the fixture: one Memory per simulated process
 WRITES_EACH = int(os.environ.get("RECALLMEM_COHERENCE_WRITES", "60"))
 
 
-@pytest.fixture(params=STORES)
-def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+@pytest.fixture(params=CHROMA_STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def client(store_kind: str, tmp_path: Path) -> Iterator[Any]:
     """A Chroma client on the embedded store or on the test server."""
-    url = CHROMA_URL if request.param == "server" else None
+    url = CHROMA_URL if store_kind == "server" else None
     yield open_client(MemoryConfig(home=tmp_path / "home", chroma_url=url))
     if url is not None:
         close_chroma_http_sessions()
@@ -159,7 +171,7 @@ def test_maintenance_trims_a_users_sequence(open_memory: Opener) -> None:
     revision = memory.revision("ada")
     memory.maintain(user_id="ada")
     assert memory.revision("ada") == revision
-    assert memory.repository.store.revisions.trim("ada") == 0  # maintenance did it
+    assert memory.repository.store.compact("ada") == 0  # maintenance did it
     assert len(memory.recall("bees", user_id="ada", k=3)) == 3
 
 

@@ -35,3 +35,17 @@ def test_plots_are_drawn_from_saved_results(tmp_path: Path) -> None:
     written = plot_all(tmp_path, tmp_path / "img")
     assert [p.name for p in written] == ["bench_peers.png", "bench_scale.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
+
+
+def test_the_dedup_suite_keeps_the_default_rule_free_of_false_merges(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["dedup", "--no-write"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.70 |"))
+    assert row.rstrip(" |").endswith("| 0/20")  # containment with cosine >= 0.70
+
+
+def test_the_signals_suite_scores_every_detector(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["signals", "--no-write"]) == 0
+    out = capsys.readouterr().out
+    assert "## Signal detectors" in out and "blind4, two-stage" in out

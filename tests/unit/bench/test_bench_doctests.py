@@ -7,11 +7,11 @@ import pytest
 
 MODULES = [
     "bench.bilingual_data",
-    "bench.bilingual_features",
     "bench.bilingual_metrics",
     "bench.data",
     "bench.metrics",
     "bench.report",
+    "bench.signals_prototypes",
     "bench.synthetic",
     "bench.systems.bm25",
     "bench.systems.langgraph_peer",

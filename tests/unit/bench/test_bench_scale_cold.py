@@ -12,7 +12,7 @@ def _stored(home: str) -> tuple[int, list[int]]:
     from recallmem.testing import HashingEmbeddings
 
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(dimension=512)) as memory:
-        return memory.store.count(), [
+        return memory.repository.store.count(), [
             len(memory.list(user_id=f"user-{u}", limit=1000)) for u in range(3)
         ]
 

@@ -11,7 +11,7 @@ from recallmem.cli.common import Subparsers
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     from recallmem.config import MemoryConfig
-    from recallmem.store.migration import migrate_store
+    from recallmem.store.chroma.migration import migrate_store
 
     settings: dict[str, Any] = {}
     if args.home:

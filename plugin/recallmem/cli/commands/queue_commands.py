@@ -27,7 +27,7 @@ def _for_user(args: argparse.Namespace) -> str:
 
 
 def cmd_pending(args: argparse.Namespace, out: TextIO) -> int:
-    entries = open_memory(args).pending(user_id=args.user)
+    entries = open_memory(args).queue.pending(user_id=args.user)
     rows = [
         [e.user_id, e.thread_id, len(e.messages), e.attempts,
          e.due_at.isoformat(timespec="seconds") if e.due_at else "-", _preview(e.messages)]
@@ -41,7 +41,7 @@ def cmd_pending(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_dead_letters(args: argparse.Namespace, out: TextIO) -> int:
-    letters = open_memory(args).dead_letters(user_id=args.user)
+    letters = open_memory(args).queue.dead_letters(user_id=args.user)
     rows = [[d.id, d.user_id, d.thread_id, d.attempts, d.reason] for d in letters]
     if not rows:
         out.write(f"no dead letters{_for_user(args)}: every window was extracted or is pending\n")
@@ -51,13 +51,13 @@ def cmd_dead_letters(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_retry(args: argparse.Namespace, out: TextIO) -> int:
-    open_memory(args).retry_dead_letter(args.letter_id)
+    open_memory(args).queue.retry(args.letter_id)
     out.write(f"dead letter {args.letter_id} is queued again\n")
     return 0
 
 
 def cmd_drop(args: argparse.Namespace, out: TextIO) -> int:
-    open_memory(args).drop_dead_letter(args.letter_id)
+    open_memory(args).queue.drop(args.letter_id)
     out.write(f"dead letter {args.letter_id} is discarded\n")
     return 0
 

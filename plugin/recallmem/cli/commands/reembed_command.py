@@ -11,7 +11,7 @@ from recallmem.cli.common import Subparsers
 
 def cmd_reembed(args: argparse.Namespace, out: TextIO) -> int:
     from recallmem.config import MemoryConfig
-    from recallmem.store.reembedding import reembed_store
+    from recallmem.store.chroma.reembedding import reembed_store
 
     settings: dict[str, Any] = {}
     for name in ("home", "chroma_url", "collection", "embedder"):

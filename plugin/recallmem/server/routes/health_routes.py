@@ -7,12 +7,11 @@ token sees its own user's figures; the process-wide figures are for admin tokens
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from importlib.metadata import PackageNotFoundError, version
 
 from fastapi import APIRouter
 
-from recallmem.errors import RecallmemError
+from recallmem.errors import StoreError
 from recallmem.memory import Memory
 from recallmem.server.auth import Caller, UserId
 from recallmem.server.problems import PROBLEM_RESPONSES, ProblemError
@@ -33,31 +32,16 @@ def service_version() -> str:
         return "unknown"
 
 
-def queue_problems(memory: Memory) -> list[str]:
-    """What is wrong with the extraction queue (nothing when it has never been used)."""
-    if not memory.queue_in_use:
-        return []
-    try:
-        memory.extraction.backlog.seconds_until_due()
-    except (RecallmemError, sqlite3.Error) as exc:
-        return [str(exc)]
-    return []
-
-
-def check_store(memory: Memory) -> None:
-    """Raise StoreError unless the store can count and read records."""
-    memory.store.count()
-    memory.store.probe()
-
-
 @router.get("/v1/health", response_model=Health, summary="Liveness")
 async def health(state: State) -> Health:
     """``ok`` when the store reads; ``degraded`` (with ``problems``) when the extraction
     queue fails or the chat model's endpoint was last seen failing, while facts still
     work; 503 when the store cannot be read. Also says which store and auth mode are in
     use."""
-    await asyncio.to_thread(check_store, state.memory)
-    problems = await asyncio.to_thread(queue_problems, state.memory)
+    report = await asyncio.to_thread(state.memory.health)
+    if not report.store.reachable:
+        raise StoreError(report.store.problem or "the store cannot be read")
+    problems = list(report.queue_problems)
     if state.model_status is not None:
         seen = await asyncio.to_thread(state.model_status.current)
         if seen.reachable is False and seen.problem:
@@ -66,7 +50,7 @@ async def health(state: State) -> Health:
         status="degraded" if problems else "ok",
         problems=problems,
         version=service_version(),
-        store="chroma-server" if state.memory.config.chroma_url else "chroma-embedded",
+        store=report.store.kind,
         auth="open-loopback" if state.settings.open_access else "bearer",
     )
 
@@ -87,7 +71,7 @@ def count_facts(memory: Memory, user: str) -> FactCounts:
 
 def extraction_stats(memory: Memory, user: str | None) -> ExtractionStats:
     """Model calls and tokens the extraction queue recorded (for one user, or all)."""
-    usage = memory.extraction_usage(user_id=user)
+    usage = memory.queue.usage(user_id=user)
     return ExtractionStats(
         calls=usage["calls"],
         input_tokens=usage["input_tokens"],

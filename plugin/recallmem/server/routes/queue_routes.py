@@ -125,13 +125,15 @@ async def recent_extractions(
 ) -> list[Extraction]:
     """The latest extractions of the user's conversations run by this process, newest
     first (the process keeps the last 100 of all users)."""
-    return [_extraction(r) for r in memory.recent_extractions(user, limit)]
+    return [_extraction(r) for r in memory.queue.recent(user, limit)]
 
 
 def _view(memory: Memory, user: str) -> QueueView:
     return QueueView(
-        pending=[PendingWindow.model_validate(p) for p in memory.pending(user_id=user)],
-        dead_letters=[DeadLetterOut.model_validate(d) for d in memory.dead_letters(user_id=user)],
+        pending=[PendingWindow.model_validate(p) for p in memory.queue.pending(user_id=user)],
+        dead_letters=[
+            DeadLetterOut.model_validate(d) for d in memory.queue.dead_letters(user_id=user)
+        ],
     )
 
 
@@ -142,7 +144,7 @@ async def get_queue(user: UserId, memory: MemoryDep) -> QueueView:
 
 
 def _owned(memory: Memory, user: str, letter_id: int) -> None:
-    if letter_id not in {d.id for d in memory.dead_letters(user_id=user)}:
+    if letter_id not in {d.id for d in memory.queue.dead_letters(user_id=user)}:
         raise ProblemError(
             404,
             "Dead letter not found",
@@ -152,13 +154,13 @@ def _owned(memory: Memory, user: str, letter_id: int) -> None:
 
 def _retry(memory: Memory, user: str, letter_id: int) -> QueueView:
     _owned(memory, user, letter_id)
-    memory.retry_dead_letter(letter_id)
+    memory.queue.retry(letter_id)
     return _view(memory, user)
 
 
 def _drop(memory: Memory, user: str, letter_id: int) -> QueueView:
     _owned(memory, user, letter_id)
-    memory.drop_dead_letter(letter_id)
+    memory.queue.drop(letter_id)
     return _view(memory, user)
 
 

@@ -25,12 +25,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from recallmem.errors import RecallmemError
-from recallmem.memory import Memory
 from recallmem.server.problems import PROBLEM_RESPONSES
-from recallmem.server.routes.health_routes import check_store, queue_problems
 from recallmem.server.state import ServiceState, State
-from recallmem.store.lock import read_holder
 
 router = APIRouter(tags=["service"], responses=PROBLEM_RESPONSES)
 
@@ -48,7 +44,7 @@ class Liveness(BaseModel):
 class StoreCheck(BaseModel):
     """Whether the store answered a read of each collection."""
 
-    kind: Literal["chroma-server", "chroma-embedded"]
+    kind: Literal["chroma-server", "chroma-embedded", "memory"]
     reachable: bool
     seconds: float | None = Field(default=None, description="How long the reads took")
     problem: str | None = None
@@ -59,7 +55,7 @@ class LockCheck(BaseModel):
 
     mode: Literal["home-lock", "none"] = Field(
         description="'home-lock': an embedded store, owned by one process; 'none': a "
-        "Chroma server, which any number of workers share"
+        "Chroma server, which any number of workers share, or a store in memory"
     )
     held: bool = Field(description="This process holds what its mode needs")
     holder_pid: int | None = Field(default=None, description="The pid the lock file names")
@@ -129,55 +125,25 @@ async def live() -> Liveness:
 async def ready(state: State) -> JSONResponse:
     """``200`` when the store answers and this process holds what it must; ``503``
     (same body) otherwise."""
-    store = await _store_check(state.memory)
-    lock = lock_check(state.memory)
+    health = await asyncio.to_thread(state.memory.health, STORE_TIMEOUT_SECONDS)
+    store, hold = health.store, health.hold
     problems = [store.problem] if store.problem else []
-    if not lock.held:
+    if not hold.held:
         problems.append(
             f"this process (pid {os.getpid()}) no longer owns the embedded home; the lock "
-            f"file names pid {lock.holder_pid}. Restart the service."
+            f"file names pid {hold.holder_pid}. Restart the service."
         )
     report = Readiness(
         status="not-ready" if problems else "ready",
         problems=problems,
-        store=store,
-        lock=lock,
+        store=StoreCheck.model_validate(store.model_dump()),
+        lock=LockCheck(mode=hold.mode, held=hold.held, holder_pid=hold.holder_pid),
         worker=WorkerState(
             pid=os.getpid(),
             workers=state.settings.workers,
             uptime_seconds=round(time.time() - _STARTED_AT, 3),
         ),
-        queue_problems=await asyncio.to_thread(queue_problems, state.memory)
-        if store.reachable
-        else [],
+        queue_problems=health.queue_problems,
         model=await asyncio.to_thread(model_check, state),
     )
     return JSONResponse(report.model_dump(mode="json"), status_code=503 if problems else 200)
-
-
-async def _store_check(memory: Memory) -> StoreCheck:
-    kind: Literal["chroma-server", "chroma-embedded"] = (
-        "chroma-server" if memory.config.chroma_url else "chroma-embedded"
-    )
-    started = time.monotonic()
-    try:
-        await asyncio.wait_for(asyncio.to_thread(check_store, memory), STORE_TIMEOUT_SECONDS)
-    except TimeoutError:
-        problem = (
-            f"the store did not answer within {STORE_TIMEOUT_SECONDS:g} s; check that the "
-            "Chroma server is up and not overloaded"
-        )
-        return StoreCheck(kind=kind, reachable=False, problem=problem)
-    except RecallmemError as exc:
-        return StoreCheck(kind=kind, reachable=False, problem=str(exc))
-    return StoreCheck(kind=kind, reachable=True, seconds=round(time.monotonic() - started, 4))
-
-
-def lock_check(memory: Memory) -> LockCheck:
-    """The embedded home's lock as the lock file names it; none for a Chroma server."""
-    lock = memory.store.lock
-    if lock is None:
-        return LockCheck(mode="none", held=True)
-    holder = read_holder(lock.home)
-    pid = holder.pid if holder else None
-    return LockCheck(mode="home-lock", held=pid == os.getpid(), holder_pid=pid)
