@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from recallmem.types import Fact, Profile
@@ -16,9 +17,16 @@ class FactsPort(Protocol):
     """Reading the facts a window relates to, and writing a plan's records."""
 
     def nearest(
-        self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int
+        self,
+        texts: Sequence[str],
+        *,
+        user_id: str,
+        agent_id: str | None,
+        k: int,
+        now: datetime | None = None,
     ) -> Sequence[Sequence[tuple[Fact, float]]]:
-        """For each text, the ``k`` active facts in scope most similar by meaning."""
+        """For each text, the ``k`` active facts in scope most similar by meaning, among
+        those not expired at ``now`` (default: the current time)."""
         ...
 
     def current(self, ids: Sequence[str], *, user_id: str) -> dict[str, Fact]:
