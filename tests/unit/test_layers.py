@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
         [
             "recallmem.embedders",
             "recallmem.facts",
+            "recallmem.replay",
             "recallmem.secrets",
             "recallmem.signals",
             "recallmem.text",
