@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recallmem.replay.recordings import Recording, Recordings, write_request
+from recallmem.replay.recordings import Recording, Recordings, Reply, write_request
 from recallmem.replay.wire_request import request_key, request_kind
 from recallmem.text.tokens import count_tokens
 
@@ -120,14 +120,22 @@ class Answerer:
     requests_dir: Path | None = None
     keep_all: bool = False
     kind: str | None = None  # the kind requests are filed under (default: from their tools)
-    missed: list[Path] = field(default_factory=list)
-    answered: list[str] = field(default_factory=list)
+    # Record mode, for replies that are fixtures and not a model's (machinery tests): a
+    # request without a recording is answered with fill(request) and filed, with a note.
+    fill: Callable[[Mapping[str, Any]], Reply] | None = None
+    fill_note: str = "a fixture written for a machinery test, not a model's reply"
+    missed: list[str] = field(default_factory=list)  # keys of requests without a recording
+    answered: list[str] = field(default_factory=list)  # keys of requests answered
+    written: dict[str, Path] = field(default_factory=dict)  # request files, by key
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _write(self, body: Mapping[str, Any]) -> Path | None:
+    def _write(self, key: str, body: Mapping[str, Any]) -> Path | None:
         if self.requests_dir is None:
             return None
-        return write_request(self.requests_dir, body, self.kind or request_kind(body))
+        path = write_request(self.requests_dir, body, self.kind or request_kind(body))
+        with self._lock:
+            self.written[key] = path
+        return path
 
     def answer(self, raw: bytes) -> HttpAnswer:
         """The HTTP answer to a chat-completions request body."""
@@ -139,12 +147,16 @@ class Answerer:
             return _error(400, "a chat completion needs a 'messages' list", "invalid_request_error")
         key = request_key(body)
         recording = self.recordings.find(key)
-        written = self._write(body) if recording is None or self.keep_all else None
+        if recording is None and self.fill is not None:
+            kind = self.kind or request_kind(body)
+            self.recordings.save(body, self.fill(body), model="machinery-fixture", kind=kind,
+                                 note=self.fill_note)  # fmt: skip
+            recording = self.recordings.find(key)
+        written = self._write(key, body) if recording is None or self.keep_all else None
         if recording is None:
             where = f"it is written to {written}" if written else "pass requests_dir to keep it"
             with self._lock:
-                if written is not None:
-                    self.missed.append(written)
+                self.missed.append(key)
             return _error(
                 404,
                 f"no recording for request {key} ({request_kind(body)}): {where}; have a "

@@ -70,7 +70,8 @@ def test_a_reply_written_beside_its_request_is_filed(tmp_path: Path) -> None:
     body = {"messages": [{"role": "user", "content": "hi"}]}
     missed = answerer.answer(json.dumps(body).encode())
     assert missed.status == 404
-    (request_file,) = answerer.missed
+    (key,) = answerer.missed
+    request_file = answerer.written[key]
     assert str(request_file) in json.loads(missed.body)["error"]["message"]
     assert request_file.with_suffix(".md").is_file()
     request_file.with_name(f"{request_file.stem}.reply.json").write_text(
@@ -96,8 +97,8 @@ def _record_first_request(
 ) -> None:
     with pytest.raises(openai.NotFoundError):
         call()
-    (request_file,) = model.answerer.missed
-    body = json.loads(request_file.read_text(encoding="utf-8"))
+    (key,) = model.answerer.missed
+    body = json.loads(model.answerer.written[key].read_text(encoding="utf-8"))
     Recordings(tmp_path / "recorded").save(body, reply, model="test-fixture", kind="chat",
                                            note="machinery test")  # fmt: skip
 
