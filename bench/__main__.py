@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|real_model|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.planner import planner
     from bench.plots import plot_all
     from bench.quality import locomo, madial
+    from bench.real_model import real_model
     from bench.scale import scale
     from bench.scale_cold import scale_cold
     from bench.secrets import secrets
@@ -45,6 +46,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "planner": planner,
         "keywords": keywords,
         "consolidation": consolidation,
+        "real_model": real_model,
         "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
     }
@@ -63,6 +65,7 @@ ORDER = (
     "scale-cold",
     "secrets",
     "consolidation",
+    "real_model",
     "year",
     "summary",
     "plots",

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.record_extraction import RECORDED
 from bench.record_sets import load_conversations, load_injections, load_planner
 
 KINDS = ("extraction", "planner", "injection", "consolidation")
@@ -65,12 +66,14 @@ def _manifest(out: Path, kind: str, entries: dict[str, Any]) -> None:
     )
 
 
-def render_extraction(out: Path, embeddings: Any) -> tuple[int, int]:
+def render_extraction(out: Path, embeddings: Any, recorded: Path) -> tuple[int, int]:
     from bench.record_extraction import replay_conversation
 
     entries, waiting = {}, 0
     for conversation in load_conversations():
-        run = replay_conversation(conversation, embeddings=embeddings, requests_dir=out)
+        run = replay_conversation(
+            conversation, embeddings=embeddings, recordings=recorded, requests_dir=out
+        )
         entries[run.id] = {"days": run.days, "days_done": run.days_done, "keys": run.keys,
                            "waiting": run.waiting, "errors": run.errors}  # fmt: skip
         waiting += len(run.waiting)
@@ -113,7 +116,9 @@ def injection_turns() -> list[tuple[Any, list[Any]]]:
     return turns
 
 
-def render_turns(out: Path, kind: str, embeddings: Any, modes: Sequence[str]) -> tuple[int, int]:
+def render_turns(
+    out: Path, kind: str, embeddings: Any, modes: Sequence[str], recorded: Path
+) -> tuple[int, int]:
     from bench.record_agent import run_turn
 
     entries: dict[str, Any] = {}
@@ -123,7 +128,7 @@ def render_turns(out: Path, kind: str, embeddings: Any, modes: Sequence[str]) ->
     for mode in modes:
         for turn, seeds in turns:
             run = run_turn(turn, seeds, embeddings=embeddings, kind=kind, mode=mode,
-                           requests_dir=out)  # fmt: skip
+                           recordings=recorded, requests_dir=out)  # fmt: skip
             entries[f"{turn.id}@{mode}"] = {"keys": run.keys, "waiting": run.waiting,
                                             "bypassed": run.bypassed, "error": run.error}  # fmt: skip
             keys |= set(run.keys)
@@ -133,24 +138,31 @@ def render_turns(out: Path, kind: str, embeddings: Any, modes: Sequence[str]) ->
     return len(keys), len(waiting)
 
 
-def render(sets: Sequence[str], out: Path, modes: Sequence[str]) -> dict[str, tuple[int, int]]:
+def render(
+    sets: Sequence[str],
+    out: Path,
+    modes: Sequence[str] = ("hybrid",),
+    recorded: Path = RECORDED,
+    embeddings: Any = None,
+) -> dict[str, tuple[int, int]]:
     """Render the sets; returns per kind (requests, waiting for a reply)."""
     # A window without a recording fails and stays queued: expected here, not news.
     logging.getLogger("recallmem").setLevel(logging.ERROR)
     out.mkdir(parents=True, exist_ok=True)
     (out / "ANSWERING.md").write_text(ANSWERING, encoding="utf-8")
-    embeddings = _embeddings()
+    embeddings = embeddings or _embeddings()
     counts = {}
     for kind in sets:
         print(f"== {kind} ==", flush=True)
         if kind == "extraction":
-            counts[kind] = render_extraction(out, embeddings)
+            counts[kind] = render_extraction(out, embeddings, recorded)
         elif kind in ("planner", "injection"):
-            counts[kind] = render_turns(out, kind, embeddings, modes)
+            counts[kind] = render_turns(out, kind, embeddings, modes, recorded)
         else:
             from bench.record_consolidation import render_consolidation
 
-            runs = render_consolidation(embeddings=embeddings, requests_dir=out)
+            runs = render_consolidation(embeddings=embeddings, recordings=recorded,
+                                        requests_dir=out)  # fmt: skip
             _manifest(out, kind, {r.id: asdict(r) for r in runs})
             counts[kind] = (sum(len(r.keys) for r in runs), sum(len(r.waiting) for r in runs))
     for kind, (requests, waiting) in counts.items():
@@ -159,12 +171,16 @@ def render(sets: Sequence[str], out: Path, modes: Sequence[str]) -> dict[str, tu
 
 
 def file_replies(folder: Path, recorded: Path) -> tuple[int, list[str]]:
-    """File every reply written in ``folder``; returns how many and the problems."""
+    """File every reply written in ``folder`` not filed yet; returns how many, and the
+    problems of those that could not be."""
     from recallmem.replay.recordings import REPLY_SUFFIX, Recordings
 
     recordings, filed, problems = Recordings(recorded), 0, []
     for reply in sorted(folder.glob(f"*/*{REPLY_SUFFIX}")):
-        request = reply.with_name(reply.name.removesuffix(REPLY_SUFFIX) + ".json")
+        key = reply.name.removesuffix(REPLY_SUFFIX)
+        if key in recordings.keys():
+            continue  # filed before (to record it anew, delete its recording first)
+        request = reply.with_name(f"{key}.json")
         try:
             recordings.file_reply(request)
             filed += 1
@@ -189,14 +205,13 @@ def status(folder: Path, recorded: Path) -> dict[str, dict[str, int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from bench.record_extraction import RECORDED
-
     parser = argparse.ArgumentParser(prog="python -m bench.record", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
     draw = commands.add_parser("render", help="write the requests a blind set makes")
     draw.add_argument("set", choices=(*KINDS, "all"))
     draw.add_argument("--out", type=Path, required=True)
+    draw.add_argument("--recorded", type=Path, default=RECORDED)
     draw.add_argument("--mode", action="append", choices=("hybrid", "tool", "auto"),
                       help="MemoryMiddleware mode of agent turns (repeatable; default hybrid)")  # fmt: skip
     filing = commands.add_parser("import", help="file the replies written beside requests")
@@ -208,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "render":
         sets = KINDS if args.set == "all" else (args.set,)
-        render(sets, args.out, args.mode or ["hybrid"])
+        render(sets, args.out, args.mode or ["hybrid"], args.recorded)
     elif args.command == "import":
         filed, problems = file_replies(args.folder, args.recorded)
         print(f"filed {filed} replies into {args.recorded}")

@@ -59,6 +59,7 @@ class TurnRun:
     bypassed: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # name and args, in order
     notes: list[str] = field(default_factory=list)  # the middleware's notes: cue, hedge, hint
+    memory_shown: str = ""  # every memory text the model was shown: block, notes, tool results
     reply: str = ""
     error: str | None = None
 
@@ -95,9 +96,12 @@ def _seed(memory: Any, user_id: str, facts: Sequence[Seed]) -> list[str]:
 
 
 def _read(run: TurnRun, messages: Sequence[Any]) -> None:
-    from langchain_core.messages import AIMessage
-    from recallmem.agent.messages import current_turn, kind_of, marker
+    from langchain_core.messages import AIMessage, ToolMessage
+    from recallmem.agent.messages import current_turn, is_hidden, kind_of, marker
 
+    run.memory_shown = "\n".join(
+        m.text for m in messages if is_hidden(m) or isinstance(m, ToolMessage)
+    )
     _, turn = current_turn(messages)
     for message in turn:
         kind = kind_of(message)
