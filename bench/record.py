@@ -178,7 +178,7 @@ def file_replies(folder: Path, recorded: Path) -> tuple[int, list[str]]:
     recordings, filed, problems = Recordings(recorded), 0, []
     for reply in sorted(folder.glob(f"*/*{REPLY_SUFFIX}")):
         key = reply.name.removesuffix(REPLY_SUFFIX)
-        if key in recordings.keys():
+        if key in recordings:
             continue  # filed before (to record it anew, delete its recording first)
         request = reply.with_name(f"{key}.json")
         try:

@@ -122,6 +122,9 @@ class Recordings:
         """Every recorded request key."""
         return set(self._paths())
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._paths()
+
     def save(
         self,
         body: Mapping[str, Any],
