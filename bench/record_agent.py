@@ -1,9 +1,10 @@
 """One agent turn of the blind planner or injection set, as the product runs it.
 
 A fresh memory holds the user's facts, each stored through ``Memory.remember`` at the
-instant it was said (time is moved there), so hygiene, deduplication, keywords of none
-and the stored times are what the memory would hold; a fact hygiene refuses is written
-as it is (``Memory.put``) and the turn says so in ``bypassed``. The turn then runs at
+instant it was said (time is moved there), so hygiene, deduplication and the stored
+times are what the memory would hold (with no keywords: the extractor would have
+written some); a fact hygiene refuses is written as it is (``Memory.put``) and the
+turn says so in ``bypassed``. Each turn runs on its own copy of that memory. The turn then runs at
 its own instant through ``create_agent`` with ``MemoryMiddleware`` (block, cue and hedge
 notes, the ``recall`` and ``remember`` tools) and :class:`~recallmem.testing.ReplayChatModel`:
 every model call of the turn (tool follow-ups, a forced recall after a hedge) is a
@@ -13,6 +14,8 @@ run, with its reply filed, goes on.
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -95,6 +98,27 @@ def _seed(memory: Any, user_id: str, facts: Sequence[Seed]) -> list[str]:
     return bypassed
 
 
+USER = "user"  # every turn's user; ids never reach the model
+_SEEDED: dict[tuple[int, tuple[Seed, ...]], tuple[Path, list[str]]] = {}
+
+
+def _seeded_home(facts: Sequence[Seed], embeddings: Any) -> tuple[Path, list[str]]:
+    """A closed home holding ``facts`` (made once per set of facts), and what was bypassed:
+    each turn runs on a copy, so what one turn stores never reaches another."""
+    from recallmem import Memory, MemoryConfig
+
+    key = (id(embeddings), tuple(facts))
+    if key not in _SEEDED:
+        home = Path(tempfile.mkdtemp(prefix="recallmem-seeded-"))
+        atexit.register(shutil.rmtree, home, True)
+        memory = Memory(MemoryConfig(home=home, llm_model=None), embeddings=embeddings)
+        try:
+            _SEEDED[key] = (home, _seed(memory, USER, facts))
+        finally:
+            memory.close(timeout=0)
+    return _SEEDED[key]
+
+
 def _read(run: TurnRun, messages: Sequence[Any]) -> None:
     from langchain_core.messages import AIMessage, ToolMessage
     from recallmem.agent.messages import current_turn, is_hidden, kind_of, marker
@@ -134,15 +158,15 @@ def run_turn(
     run = TurnRun(turn)
     model = ReplayChatModel(recordings=recordings, requests_dir=requests_dir,
                             keep_all=requests_dir is not None, kind=kind)  # fmt: skip
-    user_id = f"u-{turn.id}"
+    seeded, run.bypassed = _seeded_home(facts, embeddings)
     with tempfile.TemporaryDirectory() as home:
+        shutil.copytree(seeded, home, dirs_exist_ok=True)
         memory = Memory(MemoryConfig(home=home, llm_model=None), embeddings=embeddings)
         try:
-            run.bypassed = _seed(memory, user_id, facts)
             agent = create_agent(model=model, system_prompt=system_prompt,
                                  middleware=[MemoryMiddleware(memory=memory, mode=mode)])  # type: ignore[arg-type]  # fmt: skip
             said = [{"role": role, "content": text} for role, text in turn.history]
-            context = {"user_id": user_id, "thread_id": turn.id, "timezone": turn.timezone}
+            context = {"user_id": USER, "thread_id": turn.id, "timezone": turn.timezone}
             with time_machine.travel(turn.at, tick=False):
                 try:
                     result = agent.invoke(
