@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from recallmem.types import Fact, Status
+
 from bench.real_model_score import extraction_table, score_conversation
 from bench.record_sets import Conversation
-from recallmem.types import Fact, Status
 
 ZONE = ZoneInfo("Asia/Shanghai")
 CONVERSATION = Conversation.model_validate({
