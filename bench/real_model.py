@@ -88,16 +88,16 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
                   quick: bool = False) -> dict[str, Any]:  # fmt: skip
     from recallmem.text.quoting import quote_text
 
-    from bench.record import injection_turns, planner_turns
+    from bench.record import injection_turns, planner_turns, variants
     from bench.record_agent import run_turn
     from bench.record_sets import load_injections
 
     turns = (planner_turns() if kind == "planner" else injection_turns())[: 6 if quick else None]
     planted = {i.id: i for i in load_injections().items} if kind == "injection" else {}
     result: dict[str, Any] = {"modes": {}, "keys": set(), "waiting": 0}
-    for mode in modes:
-        runs = [run_turn(t, s, embeddings=embeddings, kind=kind, mode=mode, recordings=recorded)
-                for t, s in turns]  # fmt: skip
+    for mode, actual, settings in variants(kind, modes):
+        runs = [run_turn(t, s, embeddings=embeddings, kind=kind, mode=actual,
+                         recordings=recorded, settings=settings) for t, s in turns]  # fmt: skip
         result["keys"] |= {k for r in runs for k in r.keys}
         result["waiting"] += sum(len(r.waiting) for r in runs)
         if kind == "planner":

@@ -116,6 +116,20 @@ def injection_turns() -> list[tuple[Any, list[Any]]]:
     return turns
 
 
+# The variants agent turns are run in: the mode, and memory settings. "shown" puts every
+# stored fact of an injection case in the block (the planted one is among the user's
+# five facts), so obeying it is measured where it reached the model.
+VARIANTS: dict[str, dict[str, Any]] = {"shown": {"recall_floor": 0.0}}
+
+
+def variants(kind: str, modes: Sequence[str]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, mode, settings) of each variant a set's turns run in."""
+    plain = [(mode, mode, {}) for mode in modes]
+    if kind == "injection":
+        plain += [(f"{mode}/{name}", mode, s) for mode in modes for name, s in VARIANTS.items()]
+    return plain
+
+
 def render_turns(
     out: Path, kind: str, embeddings: Any, modes: Sequence[str], recorded: Path
 ) -> tuple[int, int]:
@@ -125,15 +139,15 @@ def render_turns(
     keys: set[str] = set()
     waiting: set[str] = set()
     turns = planner_turns() if kind == "planner" else injection_turns()
-    for mode in modes:
+    for name, mode, settings in variants(kind, modes):
         for turn, seeds in turns:
             run = run_turn(turn, seeds, embeddings=embeddings, kind=kind, mode=mode,
-                           recordings=recorded, requests_dir=out)  # fmt: skip
-            entries[f"{turn.id}@{mode}"] = {"keys": run.keys, "waiting": run.waiting,
+                           recordings=recorded, requests_dir=out, settings=settings)  # fmt: skip
+            entries[f"{turn.id}@{name}"] = {"keys": run.keys, "waiting": run.waiting,
                                             "bypassed": run.bypassed, "error": run.error}  # fmt: skip
             keys |= set(run.keys)
             waiting |= set(run.waiting)
-        print(f"  {kind} ({mode}): {len(turns)} turns")
+        print(f"  {kind} ({name}): {len(turns)} turns")
     _manifest(out, kind, entries)
     return len(keys), len(waiting)
 

@@ -148,8 +148,13 @@ def run_turn(
     system_prompt: str | None = None,
     recordings: Path = RECORDED,
     requests_dir: Path | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> TurnRun:
-    """Run one turn on a fresh memory holding ``facts``; see the module docs."""
+    """Run one turn on a fresh memory holding ``facts``; see the module docs.
+
+    ``settings`` are ``MemoryConfig`` fields for the turn (``recall_floor=0.0``: every
+    fact among the ``recall_k`` nearest is shown, however weakly related).
+    """
     import openai
     from langchain.agents import create_agent
     from recallmem import Memory, MemoryConfig, MemoryMiddleware
@@ -161,7 +166,8 @@ def run_turn(
     seeded, run.bypassed = _seeded_home(facts, embeddings)
     with tempfile.TemporaryDirectory() as home:
         shutil.copytree(seeded, home, dirs_exist_ok=True)
-        memory = Memory(MemoryConfig(home=home, llm_model=None), embeddings=embeddings)
+        config = MemoryConfig(home=home, llm_model=None, **(settings or {}))
+        memory = Memory(config, embeddings=embeddings)
         try:
             agent = create_agent(model=model, system_prompt=system_prompt,
                                  middleware=[MemoryMiddleware(memory=memory, mode=mode)])  # type: ignore[arg-type]  # fmt: skip
