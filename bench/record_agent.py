@@ -65,6 +65,7 @@ class TurnRun:
     memory_shown: str = ""  # every memory text the model was shown: block, notes, tool results
     reply: str = ""
     error: str | None = None
+    uses: bool | None = None  # a judge's verdict: does the reply use the facts it needed?
 
     @property
     def complete(self) -> bool:

@@ -135,10 +135,18 @@ def test_a_planner_turn_is_rendered_call_by_call_and_scored(blind: Path, tmp_pat
     record.file_replies(out, recorded)
     assert render() == (2, 0)
 
-    measured = measure_turns("planner", embeddings, recorded, tmp_path / "judge", ["hybrid"])
+    judge = tmp_path / "judge"
+    measured = measure_turns("planner", embeddings, recorded, judge, ["hybrid"])
     assert measured["waiting"] == 0
     row = measured["modes"]["hybrid"]["cue / all"]
     assert row["replayed"] == 1 and row["recall called"] == 1.0 and row["memory reached"] == 1.0
+    # A second session judges whether the reply used the fact; it sees only this file.
+    question = (judge / "planner" / "hybrid" / "p1-i1.md").read_text(encoding="utf-8")
+    assert "- Takes oat milk in coffee" in question and "Ordering an oat-milk coffee" in question
+    assert row["judged"] == 0 and row["uses the fact"] is None
+    (judge / "planner" / "hybrid" / "p1-i1.verdict.json").write_text('{"uses": true}')
+    measured = measure_turns("planner", embeddings, recorded, judge, ["hybrid"])
+    assert measured["modes"]["hybrid"]["cue / all"]["uses the fact"] == 1.0
 
 
 def test_no_recordings_yet_is_said_not_failed(blind: Path, tmp_path: Path) -> None:
