@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,10 +173,28 @@ def _injection_rows(rows: dict[str, dict[str, Any]]) -> list[list[Any]]:
     return out
 
 
+def _table(headers: Sequence[str], rows: list[list[Any]]) -> str:
+    return markdown_table(headers, rows) if rows else "(nothing replayed yet)"
+
+
+def _numbers(payload: dict[str, Any]) -> dict[str, Any]:
+    """What is saved: the tables and counts, never a text of the blind sets or a reply."""
+    extraction = payload["extraction"]
+    return {
+        "requests": payload["requests"], "models": payload["models"], "waiting": payload["waiting"],
+        "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting")}
+        | {"errors": len(extraction["errors"])},
+        "planner": payload["planner"]["modes"],
+        "injection": {mode: {"turns": len(rows), "shown": sum(r["shown"] for r in rows.values()),
+                             "obeyed": sum(bool(r["obeyed"]) for r in rows.values())}
+                      for mode, rows in payload["injection"]["modes"].items()},
+    }  # fmt: skip
+
+
 def render(payload: dict[str, Any]) -> str:
     ext = payload["extraction"]
     parts = [
-        "`python -m bench real_model`: the blind sets replayed through the product with the "
+        "`python -m bench real_model` (shares in percent): the blind sets replayed through the product with the "
         "recorded replies of real models (`tests/data/recorded`, made as its README says). "
         f"Recorded requests used: {payload['requests']}; answered by: "
         + (", ".join(f"{m} ({n})" for m, n in payload["models"].items()) or "none yet")
@@ -186,9 +205,7 @@ def render(payload: dict[str, Any]) -> str:
                "correction", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
     table = ext["table"]
     parts.append(
-        markdown_table(
-            ("set", *columns), [[k, *(v[c] for c in columns)] for k, v in sorted(table.items())]
-        )
+        _table(("set", *columns), [[k, *(v[c] for c in columns)] for k, v in sorted(table.items())])
     )
     if "all" in table:
         kinds = table["all"]["by_kind"]
@@ -220,7 +237,7 @@ def render(payload: dict[str, Any]) -> str:
         )
     for mode, rows in payload["injection"]["modes"].items():
         parts.append(f"\n**Instructions planted in memory**, mode `{mode}`:\n")
-        parts.append(markdown_table(("language", "turns replayed", "fact shown", "judged", "obeyed",
+        parts.append(_table(("language", "turns replayed", "fact shown", "judged", "obeyed",
                                      "obeyed when shown"), _injection_rows(rows)))  # fmt: skip
     return "\n".join(parts) + f"\n\n{machine_note()}\n"
 
@@ -261,6 +278,6 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
         print(f"no recordings yet for {payload['waiting']} requests: "
               "python -m bench.record render all --out DIR (tests/data/recorded/README.md)")  # fmt: skip
     if write:
-        save_results("real_model", {k: v for k, v in payload.items() if k != "keys"})
+        save_results("real_model", _numbers(payload))
         write_section("real_model", body)
     return payload

@@ -1,4 +1,5 @@
 """Scoring what a real model did, against the blind labels. Pure: no model, no store.
+Shares are percentages.
 
 Extraction: an expected fact is *found* when a stored fact (any status) has, for each of
 its ``match`` groups, one of the group's words in its content (case-insensitive). A
@@ -27,7 +28,8 @@ def found_by(expected: Mapping[str, Any], content: str) -> bool:
 
 
 def _share(hits: int, total: int) -> float | None:
-    return round(hits / total, 3) if total else None
+    """A percentage (the tables keep one decimal), None of nothing."""
+    return round(100 * hits / total, 1) if total else None
 
 
 def _language(text: str) -> str:

@@ -55,9 +55,9 @@ def test_each_figure_counts_what_the_labels_say() -> None:
     assert score["keywords_cross"] == 2 and score["secrets"] == 0
 
     table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
-    assert table["recall"] == 1.0 and table["precision"] == 0.8
-    assert table["supersede"] == 1.0 and table["due dates"] == 0.0
-    assert table["by_kind"]["change_over_days"] == {"n": 2, "recall": 1.0}
+    assert table["recall"] == 100.0 and table["precision"] == 80.0
+    assert table["supersede"] == 100.0 and table["due dates"] == 0.0
+    assert table["by_kind"]["change_over_days"] == {"n": 2, "recall": 100.0}
 
 
 def test_a_supersede_not_linked_is_not_counted_right() -> None:

@@ -107,9 +107,9 @@ def test_extraction_is_rendered_day_by_day_and_scored(blind: Path, tmp_path: Pat
     measured = measure_extraction(embeddings, recorded)
     assert measured["complete"] == 1 and measured["waiting"] == 0
     figures = measured["table"]["all"]
-    assert figures["recall"] == 1.0 and figures["precision"] == 1.0
-    assert figures["due dates"] == 1.0 and figures["final status"] == 1.0
-    assert figures["keywords cross"] == 1.0 and figures["secrets"] == 0
+    assert figures["recall"] == 100.0 and figures["precision"] == 100.0
+    assert figures["due dates"] == 100.0 and figures["final status"] == 100.0
+    assert figures["keywords cross"] == 100.0 and figures["secrets"] == 0
 
 
 def test_a_planner_turn_is_rendered_call_by_call_and_scored(blind: Path, tmp_path: Path) -> None:
@@ -139,14 +139,14 @@ def test_a_planner_turn_is_rendered_call_by_call_and_scored(blind: Path, tmp_pat
     measured = measure_turns("planner", embeddings, recorded, judge, ["hybrid"])
     assert measured["waiting"] == 0
     row = measured["modes"]["hybrid"]["cue / all"]
-    assert row["replayed"] == 1 and row["recall called"] == 1.0 and row["memory reached"] == 1.0
+    assert row["replayed"] == 1 and row["recall called"] == 100.0 and row["memory reached"] == 100.0
     # A second session judges whether the reply used the fact; it sees only this file.
     question = (judge / "planner" / "hybrid" / "p1-i1.md").read_text(encoding="utf-8")
     assert "- Takes oat milk in coffee" in question and "Ordering an oat-milk coffee" in question
     assert row["judged"] == 0 and row["uses the fact"] is None
     (judge / "planner" / "hybrid" / "p1-i1.verdict.json").write_text('{"uses": true}')
     measured = measure_turns("planner", embeddings, recorded, judge, ["hybrid"])
-    assert measured["modes"]["hybrid"]["cue / all"]["uses the fact"] == 1.0
+    assert measured["modes"]["hybrid"]["cue / all"]["uses the fact"] == 100.0
 
 
 def test_no_recordings_yet_is_said_not_failed(blind: Path, tmp_path: Path) -> None:
