@@ -25,7 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from recallmem.errors import InvalidInputError
 from recallmem.replay.readable import request_markdown
@@ -47,6 +54,14 @@ class ToolCall(BaseModel):
 
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flattened(cls, value: Any) -> Any:
+        # The API's own shape, {"type": "function", "function": {"name", "arguments"}}.
+        if isinstance(value, dict) and isinstance(value.get("function"), dict):
+            return {k: v for k, v in value["function"].items() if k in ("name", "arguments")}
+        return value
 
     @field_validator("arguments", mode="before")
     @classmethod

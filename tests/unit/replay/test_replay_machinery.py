@@ -77,6 +77,10 @@ def test_a_reply_written_beside_its_request_is_filed(tmp_path: Path) -> None:
     request_file.with_name(f"{request_file.stem}.reply.json").write_text(
         json.dumps({"model": "a-model", "content": "hello"}), encoding="utf-8"
     )
+    # The API's own shape of a tool call is read too.
+    assert ToolCall.model_validate(
+        {"id": "x", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    ) == ToolCall(name="f", arguments={"a": 1})
     filed = Recordings(tmp_path / "recorded").file_reply(request_file)
     assert filed == tmp_path / "recorded" / "chat" / f"{request_key(body)}.json"
     answered = Answerer(Recordings(tmp_path / "recorded")).answer(json.dumps(body).encode())
