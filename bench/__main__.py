@@ -1,4 +1,4 @@
-"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|year|audit|all] [--quick] [--no-write]``."""
+"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|real_model|year|audit|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.planner import planner
     from bench.plots import plot_all
     from bench.quality import locomo, madial
+    from bench.real_model import real_model
     from bench.scale import scale
     from bench.scale_cold import scale_cold
     from bench.secrets import secrets
@@ -52,6 +53,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "dedup": dedup,
         "signals": signals,
         "consolidation": consolidation,
+        "real_model": real_model,
         "year": year,
         "audit": audit,
         "plots": lambda quick=False, write=True: plot_all(),
@@ -74,6 +76,7 @@ ORDER = (
     "scale-cold",
     "secrets",
     "consolidation",
+    "real_model",
     "year",
     "audit",
     "summary",

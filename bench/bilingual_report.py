@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,10 @@ from typing import Any
 from bench.bilingual import POOLED, POOLED_PAD, measure
 from bench.bilingual_data import SPLITS, blind_dir
 from bench.bilingual_metrics import MAX_GOLD_LOSS
-from bench.data import REPO_ROOT
 from bench.report import (
     IMAGES_DIR,
     RESULTS_DIR,
+    git_output,
     machine_note,
     markdown_table,
     save_results,
@@ -235,24 +234,14 @@ def headline(payload: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _git(*args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], capture_output=True, text=True, check=True, cwd=REPO_ROOT
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
-
-
 def _provenance(folder: Path) -> dict[str, Any]:
     files = {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.json"))
     }
-    status = _git("status", "--porcelain", "--", "plugin", "bench")
+    status = git_output("status", "--porcelain", "--", "plugin", "bench")
     return {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": _git("rev-parse", "HEAD"),
+        "commit": git_output("rev-parse", "HEAD"),
         "uncommitted_changes": bool(status) if status is not None else None,
         "blind_files_sha256": files,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import platform
+import subprocess
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,3 +109,14 @@ def load_results(name: str, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
     """The saved results of benchmark ``name``."""
     data: dict[str, Any] = json.loads((results_dir / f"{name}.json").read_text(encoding="utf-8"))
     return data
+
+
+def git_output(*args: str) -> str | None:
+    """What ``git ARGS`` prints in the repository, or None where git cannot say."""
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()

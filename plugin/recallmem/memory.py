@@ -325,27 +325,31 @@ class Memory:
         return self.lifecycle.maintain(now=now, user_id=user_id, simulated_clock=simulated_clock)
 
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None,
-                timezone: str | tzinfo | None = None) -> Observation:  # fmt: skip
+                agent_id: str | None = None, timezone: str | tzinfo | None = None,
+                said_at: datetime | str | None = None) -> Observation:  # fmt: skip
         """Queue a finished turn (or the whole conversation) for extraction; returns at once.
 
         Windows are debounced per thread and written durably before this returns.
         ``timezone`` (the user's: an IANA name or a ``tzinfo``; default UTC) is stored
         with the messages, so a due date they say ("tomorrow", "下周五") is resolved
         there, counted from the day they were said, however late they are extracted.
+        When they were said is now, unless a message says otherwise (its ``said_at``
+        metadata: ``additional_kwargs["said_at"]``, or a ``"said_at"`` key in a dict
+        message) or ``said_at`` gives the whole transcript's time; either is a
+        timezone-aware datetime or an ISO 8601 string with an offset.
         """
         return self.extraction.observe(messages, user_id=user_id, thread_id=thread_id,
-                                       agent_id=agent_id, timezone=timezone)  # fmt: skip
+            agent_id=agent_id, timezone=timezone, said_at=said_at)  # fmt: skip
 
     def extract(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None,
-                timezone: str | tzinfo | None = None) -> ExtractionReport:  # fmt: skip
+                agent_id: str | None = None, timezone: str | tzinfo | None = None,
+                said_at: datetime | str | None = None) -> ExtractionReport:  # fmt: skip
         """Extract now and report what was added, confirmed, superseded and dropped, and why.
 
-        ``timezone`` as for :meth:`observe`.
+        ``timezone`` and ``said_at`` as for :meth:`observe`.
         """
         return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
-                                       agent_id=agent_id, timezone=timezone)  # fmt: skip
+            agent_id=agent_id, timezone=timezone, said_at=said_at)  # fmt: skip
 
     def flush(
         self, timeout: float | None = None, *, user_id: str | None = None

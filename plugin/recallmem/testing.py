@@ -8,6 +8,10 @@ the real encoder.
 records what it was sent and reports token usage (counted with ``recallmem.text.tokens``), so
 prompts and costs can be tested without a model.
 
+``ReplayChatModel`` and ``ReplayServer`` (from :mod:`recallmem.replay`) answer with replies
+real models gave to the product's exact requests, recorded under ``tests/data/recorded``:
+``ChatOpenAI`` answered in process, and an OpenAI-compatible server on 127.0.0.1.
+
 >>> emb = HashingEmbeddings()
 >>> a, b, c = (emb.embed_query(t) for t in ("likes green tea", "likes tea", "owns a car"))
 >>> sum(x * y for x, y in zip(a, b)) > sum(x * y for x, y in zip(a, c))
@@ -173,3 +177,16 @@ class FakeChatModel(BaseChatModel):
         """Record the tools with each request; replies are replayed as given."""
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: they bring in langchain_openai, which the fakes do not need.
+    if name == "ReplayChatModel":
+        from recallmem.replay.chat_model import ReplayChatModel
+
+        return ReplayChatModel
+    if name == "ReplayServer":
+        from recallmem.replay.server import ReplayServer
+
+        return ReplayServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
             "recallmem.embedders",
             "recallmem.endpoints",
             "recallmem.facts",
+            "recallmem.replay",
             "recallmem.secrets",
             "recallmem.signals",
             "recallmem.text",

@@ -88,7 +88,7 @@ class Backlog:
         messages = self.queue.read(
             # Content is cleared once extracted; a window finished since `row` was read
             # has no text left and is no longer pending.
-            "SELECT msg_id, role, content FROM messages "
+            "SELECT msg_id, role, content, said_at FROM messages "
             "WHERE key=? AND seq>? AND content IS NOT NULL ORDER BY seq",
             (row["key"], row["watermark"]),
         )
@@ -96,7 +96,9 @@ class Backlog:
             user_id=row["user_id"],
             agent_id=row["agent_id"],
             thread_id=row["thread_id"],
-            messages=tuple(Utterance(id=m[0], role=m[1], content=m[2]) for m in messages),
+            messages=tuple(
+                Utterance(id=m[0], role=m[1], content=m[2], said_at=m[3]) for m in messages
+            ),
             first_pending_at=_when(row["first_pending_at"]),
             due_at=_when(self.queue.timing.due_at(row, urgent=bool(row["urgent"]), now=now)),
             attempts=row["attempts"],

@@ -119,15 +119,17 @@ def prepare(
 ) -> PreparedWindow:
     """The prompt variables for a window; ``related`` is already bounded by the caller.
 
-    ``today`` is when the window was said, in the user's timezone: its local date is
-    the prompt's "Today" (default: now, in UTC). ``agent_id`` names the assistant the user
-    was talking to, so the model can tell the user's facts from that agent's own work.
+    ``today`` is when the window was said, in the user's timezone: its local date and
+    weekday are the prompt's "Today" (default: now, in UTC), which "tomorrow" and
+    "下周五" are counted from. ``agent_id`` names the assistant the user was talking to, so the
+    model can tell the user's facts from that agent's own work.
     """
+    day = (today or utcnow()).date()
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
     cues = detect_signals(utterances, signals)
     cue_text = "; ".join(f'{kind} cue "{quote_text(span)}" in {ref}' for kind, span, ref in cues)
     inputs = {
-        "today": (today or utcnow()).date().isoformat(),
+        "today": f"{day.isoformat()} ({day.strftime('%A')})",
         "profile": _render_profile(profile),
         "existing_facts": "\n".join(_render_fact(r, f) for r, f in fact_refs.items()) or "(none)",
         "signals": cue_text or "none",

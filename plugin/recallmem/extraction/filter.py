@@ -26,6 +26,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -35,8 +36,10 @@ from langchain_core.messages.utils import convert_to_messages
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.errors import InvalidInputError
+from recallmem.extraction.threads import SAID_AT
 from recallmem.extraction.threads import Role as Role  # re-exported: it used to live here
 from recallmem.extraction.threads import Utterance as Utterance
+from recallmem.facts.validation import check_said_at
 from recallmem.prompts import compiled_patterns, load_data
 from recallmem.secrets.detector import SecretRules, load_secret_rules, redact
 
@@ -164,13 +167,32 @@ def message_id(role: str, content: str, given: str | None) -> str:
     return f"h{digest}"
 
 
+def _said_at(message: BaseMessage, position: int, default: float | None) -> float | None:
+    """When the message says it was said (its ``said_at`` metadata), else ``default``."""
+    given = message.additional_kwargs.get(SAID_AT)
+    if given is None:
+        return default
+    said = check_said_at(given, f"{SAID_AT} of message {position}")
+    return said.timestamp() if said else default
+
+
 def filter_messages(
-    messages: Sequence[MessageLike], rules: FilterRules | None = None
+    messages: Sequence[MessageLike],
+    rules: FilterRules | None = None,
+    *,
+    said_at: datetime | str | None = None,
 ) -> list[Utterance]:
-    """The user's words and final assistant replies worth extracting from, cleaned."""
+    """The user's words and final assistant replies worth extracting from, cleaned.
+
+    Each keeps when it was said: its own ``said_at`` metadata, else ``said_at`` (the
+    whole transcript's time), else none (the queue takes the time it arrives).
+    """
     rules = rules or load_filter_rules()
+    transcript = check_said_at(said_at)
+    default = transcript.timestamp() if transcript else None
     kept: list[Utterance] = []
-    for message in as_messages(messages):
+    for position, message in enumerate(as_messages(messages), 1):
+        when = _said_at(message, position, default)  # checked even if the message is dropped
         role = _role(message)
         if role is None:
             continue
@@ -179,5 +201,6 @@ def filter_messages(
             continue
         # The id is derived from the cleaned text: a hash of the raw one would put a
         # digest of any secret it held into the queue.
-        kept.append(Utterance(id=message_id(role, text, message.id), role=role, content=text))
+        message_key = message_id(role, text, message.id)
+        kept.append(Utterance(id=message_key, role=role, content=text, said_at=when))
     return kept

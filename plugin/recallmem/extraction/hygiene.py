@@ -142,11 +142,13 @@ class _Planner:
 
     def _source(self, candidate: CandidateFact) -> Source:
         where, _ = locate_evidence(candidate.evidence, self.ctx.window)
+        said = where.said_at if where is not None else None
         return Source(
             thread_id=self.ctx.thread_id,
             message_ids=(where.id,) if where else (),
             quote=candidate.evidence,
-            at=self.now,
+            # When the quoted words were said, if the caller said so (an old transcript).
+            at=datetime.fromtimestamp(said, UTC) if said is not None else self.now,
             extractor=self.ctx.extractor,
             prompt_version=self.ctx.prompt_version,
             agent_id=self.ctx.agent_id,

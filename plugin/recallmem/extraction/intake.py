@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -68,9 +68,17 @@ class Intake:
         self._filter = load_filter_rules(prompt_dir)
         self._warned = False
 
-    def add(self, messages: Sequence[MessageLike], scope: ThreadScope) -> tuple[int, bool]:
-        """Queue the new messages; returns how many and whether one asked to be remembered."""
-        kept = filter_messages(messages, self._filter)
+    def add(
+        self,
+        messages: Sequence[MessageLike],
+        scope: ThreadScope,
+        said_at: datetime | str | None = None,
+    ) -> tuple[int, bool]:
+        """Queue the new messages; returns how many and whether one asked to be remembered.
+
+        ``said_at``: when the whole transcript was said (a message's own time wins).
+        """
+        kept = filter_messages(messages, self._filter, said_at=said_at)
         urgent = [
             u.role == "user" and self._signals.detect("remember_request", u.content) is not None
             for u in kept
@@ -78,10 +86,15 @@ class Intake:
         return self.queue.add(scope, kept, urgent), any(urgent)
 
     def observe(
-        self, messages: Sequence[MessageLike], scope: ThreadScope, *, has_model: bool
+        self,
+        messages: Sequence[MessageLike],
+        scope: ThreadScope,
+        *,
+        has_model: bool,
+        said_at: datetime | str | None = None,
     ) -> Observation:
         """Queue a conversation and describe what happened."""
-        queued, urgent = self.add(messages, scope)
+        queued, urgent = self.add(messages, scope, said_at)
         if not has_model:
             note = f"{queued} new message(s) {WAITING_FOR_MODEL}"
             if not self._warned:  # once per process, not once per turn

@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
@@ -119,14 +119,18 @@ class ExtractionPipeline:
         thread_id: str,
         agent_id: str | None = None,
         timezone: str | tzinfo | None = None,
+        said_at: datetime | str | None = None,
     ) -> Observation:
         """Queue a conversation for extraction; returns at once (the worker starts).
 
         ``timezone`` (the user's; None: UTC) is stored with the messages: their dates
-        are resolved there, as of the day they were said.
+        are resolved there, as of the day they were said. ``said_at``: when the whole
+        transcript was said (a message's own ``said_at`` metadata wins; default: now).
         """
         scope = thread_scope(user_id, thread_id, agent_id, timezone)
-        seen = self.intake.observe(messages, scope, has_model=self.model is not None)
+        seen = self.intake.observe(
+            messages, scope, has_model=self.model is not None, said_at=said_at
+        )
         self.start_background()
         return seen
 
@@ -164,6 +168,7 @@ class ExtractionPipeline:
         thread_id: str,
         agent_id: str | None = None,
         timezone: str | tzinfo | None = None,
+        said_at: datetime | str | None = None,
         wait: float = 60.0,
     ) -> ExtractionReport:
         """Queue a conversation and extract it now, in this thread; returns the report.
@@ -171,11 +176,11 @@ class ExtractionPipeline:
         Messages already extracted are not sent again. Raises ExtractionError (the
         window stays queued for a retry) when the model's output cannot be read or the
         write fails, and ModelNotConfiguredError (after queueing) without a model.
-        ``timezone`` as for :meth:`observe`.
+        ``timezone`` and ``said_at`` as for :meth:`observe`.
         """
         scope = thread_scope(user_id, thread_id, agent_id, timezone)
         with self.runner.reserving(scope):
-            self.intake.add(messages, scope)
+            self.intake.add(messages, scope, said_at)
             self._require_model("extract")
             return self.runner.extract_thread(scope, wait)
 

@@ -19,7 +19,7 @@ from recallmem.extraction.hygiene import Context, add_evictions, make_plan
 from recallmem.extraction.parser import ExtractionResult
 from recallmem.extraction.report import Journal
 from recallmem.extraction.threads import Utterance
-from recallmem.extraction.window_queue import ThreadScope, Window
+from recallmem.extraction.window_queue import Window
 from recallmem.extraction.write_plan import Add, Plan
 from recallmem.prompts import ChatPromptSpec
 from recallmem.signals.detector import Signals
@@ -52,12 +52,14 @@ class Planner:
         self.prompt, self.policy, self.rules, self.signals = prompt, policy, rules, signals
         self.max_related = max_related
 
-    def _related(self, scope: ThreadScope, lines: Sequence[Utterance]) -> list[Fact]:
+    def _related(self, window: Window, lines: Sequence[Utterance]) -> list[Fact]:
+        scope = window.scope
         rows = self.facts.nearest(
             [u.content for u in lines],
             user_id=scope.user_id,
             agent_id=scope.agent_id,
             k=self.max_related,
+            now=window.said,  # the facts that held when the words were said
         )
         best: dict[str, tuple[float, Fact]] = {}
         for fact, score in (pair for row in rows for pair in row):
@@ -79,7 +81,7 @@ class Planner:
         profile = self.facts.profile(user_id=scope.user_id, agent_id=None)
         prepared = prepare(
             window.messages,
-            self._related(scope, lines),
+            self._related(window, lines),
             profile=profile,
             today=window.said,  # the day it was said, where the user is, not the day run
             signals=self.signals,
@@ -94,7 +96,7 @@ class Planner:
             raise failure from exc
         texts = [c.content for c in result.facts]
         neighbours = self.facts.nearest(
-            texts, user_id=scope.user_id, agent_id=scope.agent_id, k=5
+            texts, user_id=scope.user_id, agent_id=scope.agent_id, k=5, now=window.said
         ) if texts else []  # fmt: skip
         context = Context(
             user_id=scope.user_id,

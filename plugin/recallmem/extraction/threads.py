@@ -7,6 +7,7 @@ thread and hands out windows) and the stages after it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any, Literal
@@ -19,16 +20,21 @@ from recallmem.errors import InvalidInputError
 from recallmem.retrieval.when import user_zone
 
 Role = Literal["user", "assistant"]
+# The metadata key of a message's time: ``additional_kwargs["said_at"]`` of a LangChain
+# message, or a ``"said_at"`` key beside "role" and "content" in a dict.
+SAID_AT = "said_at"
 
 
 class Utterance(BaseModel):
-    """One kept message: who said it and what, with a stable id."""
+    """One kept message: who said it and what, with a stable id, and when it was said
+    (epoch seconds) if the caller said so."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(min_length=1)
     role: Role
     content: str = Field(min_length=1)
+    said_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,24 @@ def stored_zone(name: str | None) -> tzinfo:
     return user_zone(name)
 
 
+def said_time(row: Mapping[str, Any]) -> float:
+    """When a queued message (a ``messages`` row) was said: as it said, else when observed."""
+    said = row["said_at"]
+    return float(said if said is not None else row["observed_at"])
+
+
+def first_day(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The leading queued messages said on the first one's local day (each in its own
+    zone), so a window's "today" is the day every message in it was said."""
+    if not rows:
+        return []
+    day = datetime.fromtimestamp(said_time(rows[0]), stored_zone(rows[0]["timezone"])).date()
+    for index, row in enumerate(rows[1:], 1):
+        if datetime.fromtimestamp(said_time(row), stored_zone(row["timezone"])).date() != day:
+            return list(rows[:index])
+    return list(rows)
+
+
 @dataclass(frozen=True)
 class ThreadScope:
     """One conversation thread of one user (and agent), and the user's timezone.
@@ -146,8 +170,9 @@ class ThreadScope:
 class Window:
     """A claimed window: messages ``(lo, hi]`` of a thread, and its journal if any.
 
-    ``said_at`` is when its last message was observed (epoch seconds): the window's
-    "today" is that instant's date in the user's timezone, however late it is extracted.
+    ``said_at`` is when its last message was said (epoch seconds; when it was observed,
+    if the caller did not say): the window's "today" is that instant's date in the
+    user's timezone, however late it is extracted. A window never spans two local days.
     """
 
     scope: ThreadScope

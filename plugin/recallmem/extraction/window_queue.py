@@ -46,7 +46,7 @@ from recallmem.errors import InvalidInputError, StoreError
 # ThreadScope, Timing and Window are re-exported: they used to live here.
 from recallmem.extraction.threads import ThreadScope as ThreadScope
 from recallmem.extraction.threads import Timing as Timing
-from recallmem.extraction.threads import Utterance
+from recallmem.extraction.threads import Utterance, first_day, said_time
 from recallmem.extraction.threads import Window as Window
 
 _SCHEMA = """
@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS threads (
 CREATE TABLE IF NOT EXISTS messages (
   key TEXT NOT NULL, seq INTEGER NOT NULL, msg_id TEXT NOT NULL, role TEXT NOT NULL,
   content TEXT, urgent INTEGER NOT NULL DEFAULT 0, observed_at REAL NOT NULL,
-  timezone TEXT, PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
+  timezone TEXT, said_at REAL, PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
 CREATE TABLE IF NOT EXISTS dead_letters (
   id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
   agent_id TEXT, thread_id TEXT NOT NULL, messages TEXT NOT NULL, reason TEXT NOT NULL,
@@ -70,8 +70,13 @@ CREATE TABLE IF NOT EXISTS usage_log (
   output_tokens INTEGER NOT NULL);
 """
 # Columns added since the first release: a queue file written before them gains them at
-# open, and its rows read NULL (no zone given: UTC, as they were extracted then).
-_ADDED_COLUMNS = (("messages", "timezone", "TEXT"), ("dead_letters", "timezone", "TEXT"))
+# open, and its rows read NULL (no zone given: UTC, as they were extracted then; no time
+# said: the time observed).
+_ADDED_COLUMNS = (
+    ("messages", "timezone", "TEXT"),
+    ("dead_letters", "timezone", "TEXT"),
+    ("messages", "said_at", "REAL"),
+)
 PENDING = "t.next_seq - 1 > t.watermark"
 # A journaled plan belongs to its exact window; otherwise the next claim may take more.
 _KEEP_JOURNALED_WINDOW = "window_hi = CASE WHEN journal IS NULL THEN NULL ELSE window_hi END"
@@ -165,7 +170,8 @@ class QueueStore:
     ) -> int:
         """Queue the messages not seen before in this thread; returns how many were new.
 
-        Each message keeps the time it was queued and ``scope.timezone``, the user's zone.
+        Each message keeps the time it was queued, the time it was said if it says so,
+        and ``scope.timezone``, the user's zone.
         """
         if not scope.user_id or not scope.thread_id:
             raise InvalidInputError("user_id and thread_id are required to queue messages")
@@ -184,7 +190,7 @@ class QueueStore:
             for message, flag in zip(messages, flags, strict=True):
                 cursor = db.execute(
                     "INSERT OR IGNORE INTO messages (key, seq, msg_id, role, content, urgent, "
-                    "observed_at, timezone) VALUES (?,?,?,?,?,?,?,?)",
+                    "observed_at, timezone, said_at) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
                         scope.key,
                         next_seq + added,
@@ -194,6 +200,7 @@ class QueueStore:
                         flag,
                         now,
                         scope.timezone,
+                        message.said_at,
                     ),
                 )
                 added += cursor.rowcount
@@ -263,19 +270,22 @@ class QueueStore:
         # Attempts are counted when a window is claimed, so a window that crashes the
         # process every time still ends in the dead letters instead of looping forever.
         hi = row["window_hi"] or min(row["next_seq"] - 1, row["watermark"] + self.timing.window_cap)
+        messages = db.execute(
+            "SELECT seq, msg_id, role, content, observed_at, timezone, said_at FROM messages "
+            "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
+            (row["key"], row["watermark"], hi),
+        ).fetchall()
+        if row["window_hi"] is None:
+            messages = first_day(messages)
+            hi = messages[-1]["seq"] if messages else hi
         db.execute(
             "UPDATE threads SET lease_owner=?, lease_until=?, window_hi=?, attempts=attempts+1 "
             "WHERE key=?",
             (self.owner, self.clock() + self.timing.lease, hi, row["key"]),
         )
-        messages = db.execute(
-            "SELECT msg_id, role, content, observed_at, timezone FROM messages "
-            "WHERE key=? AND seq>? AND seq<=? ORDER BY seq",
-            (row["key"], row["watermark"], hi),
-        ).fetchall()
         # The window is as of its last message: its zone, and the time it was said.
         zone = messages[-1]["timezone"] if messages else None
-        said_at = float(messages[-1]["observed_at"]) if messages else self.clock()
+        said_at = said_time(messages[-1]) if messages else self.clock()
         scope = ThreadScope(
             user_id=row["user_id"],
             thread_id=row["thread_id"],
@@ -283,7 +293,8 @@ class QueueStore:
             timezone=zone,
         )
         utterances = tuple(
-            Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
+            Utterance(id=m["msg_id"], role=m["role"], content=m["content"], said_at=m["said_at"])
+            for m in messages
         )
         attempts = row["attempts"] + 1
         return Window(

@@ -188,10 +188,8 @@ def check_confidence(value: object) -> float:
     return float(value)
 
 
-def check_valid_until(value: object) -> datetime | None:
-    """When a fact stops being true: a timezone-aware datetime, an ISO 8601 string with an
-    offset, or None; in UTC. A naive time is refused: it could be any of 24 time zones;
-    so is one outside the range :func:`recallmem.limits.check_time` allows."""
+def _aware_time(value: object, what: str, hint: str, range_hint: str = "") -> datetime | None:
+    """A timezone-aware datetime or ISO 8601 string with an offset, as UTC; None stays."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -199,20 +197,38 @@ def check_valid_until(value: object) -> datetime | None:
             value = datetime.fromisoformat(value.strip())
         except ValueError:
             raise InvalidInputError(
-                f"valid_until {value!r} is not an ISO 8601 time; write it like "
+                f"{what} {value!r} is not an ISO 8601 time; write it like "
                 "'2026-12-08T18:00:00+08:00' (with the offset of the user's time zone)"
             ) from None
     if not isinstance(value, datetime):
         raise InvalidInputError(
-            f"valid_until must be a datetime or an ISO 8601 string, got {_type_name(value)}"
+            f"{what} must be a datetime or an ISO 8601 string, got {_type_name(value)}"
         )
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInputError(
-            f"valid_until {value.isoformat()} has no time zone; give one, e.g. "
-            "datetime(2026, 12, 8, 18, tzinfo=ZoneInfo('Asia/Shanghai')) or "
-            "'2026-12-08T18:00:00+08:00' (a past time stores the fact already expired)"
+            f"{what} {value.isoformat()} has no time zone; give one, e.g. "
+            f"datetime(2026, 12, 8, 18, tzinfo=ZoneInfo('Asia/Shanghai')) or "
+            f"'2026-12-08T18:00:00+08:00'{hint}"
         )
-    return check_time(value, "valid_until", FOREVER_HINT)
+    return check_time(value, what, range_hint)
+
+
+def check_valid_until(value: object) -> datetime | None:
+    """When a fact stops being true: a timezone-aware datetime, an ISO 8601 string with an
+    offset, or None; in UTC. A naive time is refused: it could be any of 24 time zones;
+    so is one outside the range :func:`recallmem.limits.check_time` allows."""
+    return _aware_time(
+        value, "valid_until", " (a past time stores the fact already expired)", FOREVER_HINT
+    )
+
+
+def check_said_at(value: object, what: str = "said_at") -> datetime | None:
+    """When a message was said, as :func:`check_valid_until` takes a time; in UTC.
+
+    >>> check_said_at("2026-03-10T21:10:00+08:00").isoformat()
+    '2026-03-10T13:10:00+00:00'
+    """
+    return _aware_time(value, what, " (when the message was said, where the user was)")
 
 
 def check_query(query: object, k: object) -> tuple[str, int]:

@@ -154,13 +154,13 @@ class FactRepository:
         self.accessed(index, [hit.fact.id for hit in hits], now)
         return [h.model_copy(update={"fact": index.get(h.fact.id) or h.fact}) for h in hits]
 
-    def nearest(
-        self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int
-    ) -> Neighbours:
-        """For each text, the ``k`` active facts in scope most similar by meaning."""
+    def nearest(self, texts: Sequence[str], *, user_id: str, agent_id: str | None, k: int,
+                now: datetime | None = None) -> Neighbours:  # fmt: skip
+        """For each text, the ``k`` active facts in scope most similar by meaning, among
+        those not expired at ``now`` (default: the current time)."""
         if not texts:
             return []
-        return self.index(user_id).nearest(self.embed(texts), agent_id=agent_id, k=k)
+        return self.index(user_id).nearest(self.embed(texts), agent_id=agent_id, k=k, now=now)
 
     def vectors(self, user_id: str, ids: Sequence[str]) -> np.ndarray:
         """The stored vectors of the user's facts ``ids``, one row each, in that order."""

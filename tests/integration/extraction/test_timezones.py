@@ -25,8 +25,11 @@ SAID = "Remember: the quarterly report is due tomorrow"
 
 
 def today_in_prompt(model: FakeChatModel) -> str:
+    """The prompt's "Today" date; its weekday is checked to be that date's."""
     (line,) = [x for x in model.requests[-1][-1].text.splitlines() if x.startswith("Today: ")]
-    return line.removeprefix("Today: ")
+    day, weekday = line.removeprefix("Today: ").split(" ")
+    assert weekday == f"({date.fromisoformat(day).strftime('%A')})"
+    return day
 
 
 def due_tomorrow(local_day: date) -> FakeChatModel:
@@ -184,3 +187,4 @@ def test_an_old_queue_file_opens_gains_the_column_and_its_windows_extract_in_utc
         for table in ("messages", "dead_letters")
     }  # fmt: skip
     assert "timezone" in columns["messages"] and "timezone" in columns["dead_letters"]
+    assert "said_at" in columns["messages"]

@@ -1,0 +1,173 @@
+"""Scoring what a real model did, against the blind labels. Pure: no model, no store.
+Shares are percentages.
+
+Extraction: an expected fact is *found* when a stored fact (any status) has, for each of
+its ``match`` groups, one of the group's words in its content (case-insensitive). A
+stored fact matching no expected fact is *extra* (precision counts it against the
+model); one holding a trap's forbidden word *breaks* that trap (``must_not_store``).
+
+>>> found_by({"match": [["TypeScript", "TS"], ["work"]]}, "Writes TypeScript at work")
+True
+>>> found_by({"match": [["Vue"]]}, "Prefers React")
+False
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+
+def found_by(expected: Mapping[str, Any], content: str) -> bool:
+    """Whether ``content`` says the expected fact: a word of each match group in it."""
+    text = content.casefold()
+    return all(any(word.casefold() in text for word in group) for group in expected["match"])
+
+
+def _share(hits: int, total: int) -> float | None:
+    """A percentage (the tables keep one decimal), None of nothing."""
+    return round(100 * hits / total, 1) if total else None
+
+
+def _language(text: str) -> str:
+    from recallmem.text.words import cjk_share
+
+    return "zh" if cjk_share(text) >= 0.3 else "en"
+
+
+def _keywords_cross(fact: Any) -> bool:
+    """Whether the fact has a keyword in the other language than its content."""
+    other = "en" if _language(fact.content) == "zh" else "zh"
+    return any(_language(word) == other for word in fact.keywords)
+
+
+def _due_date(fact: Any, zone: str) -> str | None:
+    if fact.valid_until is None:
+        return None
+    # A local date holds to its last second: valid_until is the next day's midnight.
+    return (fact.valid_until.astimezone(ZoneInfo(zone)) - timedelta(seconds=1)).date().isoformat()
+
+
+def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any]:
+    """Counts for one conversation from every fact its memory stored."""
+    from recallmem.secrets.detector import find_secret
+
+    expected = [e.model_dump() for e in conversation.expected.facts]
+    matches = {e["id"]: [f for f in facts if found_by(e, f.content)] for e in expected}
+    out: dict[str, Any] = {"expected": len(expected), "stored": len(facts)}
+    out["found"] = sum(bool(m) for m in matches.values())
+    out["extra"] = [f.content for f in facts if not any(found_by(e, f.content) for e in expected)]
+    out["by_kind"] = {}
+    for e in expected:
+        kind = out["by_kind"].setdefault(e["kind"], {"n": 0, "found": 0})
+        kind["n"] += 1
+        kind["found"] += bool(matches[e["id"]])
+    statuses = [(e, matches[e["id"]]) for e in expected if matches[e["id"]]]
+    out["status_right"] = sum(
+        any(f.status.value == e["final_status"] for f in m) for e, m in statuses
+    )
+    out["status_checked"] = len(statuses)
+    dated = [(e, m) for e, m in statuses if e["due"]]
+    out["due_right"] = sum(
+        any(_due_date(f, conversation.timezone) == e["due"] for f in m) for e, m in dated
+    )
+    out["due_checked"] = len(dated)
+    by_id = {f.id: f for f in facts}
+    out["supersedes"] = {}
+    for link in conversation.expected.supersedes:
+        olds, news = matches.get(link.old, []), matches.get(link.new, [])
+        right = any(
+            o.status.value == "superseded" and (o.superseded_by in {n.id for n in news}
+                                                or any(n.supersedes == o.id for n in news))
+            for o in olds
+        )  # fmt: skip
+        tally = out["supersedes"].setdefault(link.kind, {"n": 0, "right": 0})
+        tally["n"] += 1
+        tally["right"] += right
+    out["traps"] = {}
+    for trap in conversation.expected.must_not_store:
+        words = [w.casefold() for w in trap.forbidden]
+        broken = any(
+            any(w in (f.content + " " + " ".join(f.keywords)).casefold() for w in words)
+            for f in facts
+        )
+        tally = out["traps"].setdefault(trap.kind, {"n": 0, "broken": 0})
+        tally["n"] += 1
+        tally["broken"] += broken
+    out["keywords_cross"] = sum(_keywords_cross(f) for f in facts)
+    out["secrets"] = sum(
+        find_secret(" ".join([f.content, *f.keywords])) is not None for f in by_id.values()
+    )
+    return out
+
+
+def _add(totals: dict[str, Any], part: Mapping[str, Any]) -> None:
+    for key, value in part.items():
+        if isinstance(value, int):
+            totals[key] = totals.get(key, 0) + value
+        elif isinstance(value, list):
+            totals[key] = totals.get(key, 0) + len(value)
+        elif isinstance(value, dict):
+            sub = totals.setdefault(key, {})
+            for name, counts in value.items():
+                inner = sub.setdefault(name, Counter())
+                inner.update(counts)
+
+
+def extraction_table(
+    scores: Mapping[str, Mapping[str, Any]], languages: Mapping[str, str]
+) -> dict[str, Any]:
+    """The figures over conversations, overall and per language."""
+    groups: dict[str, dict[str, Any]] = defaultdict(dict)
+    for cid, score in scores.items():
+        _add(groups["all"], score)
+        _add(groups[languages[cid]], score)
+    table = {}
+    for name, t in groups.items():
+        matched = t["stored"] - t["extra"]
+        table[name] = {
+            "conversations": sum(1 for c in scores if name in ("all", languages[c])),
+            "expected": t["expected"], "stored": t["stored"],
+            "recall": _share(t["found"], t["expected"]),
+            "precision": _share(matched, t["stored"]),
+            "supersede": _share(t.get("supersedes", {}).get("change", {}).get("right", 0),
+                                t.get("supersedes", {}).get("change", {}).get("n", 0)),
+            "correction": _share(t.get("supersedes", {}).get("correction", {}).get("right", 0),
+                                 t.get("supersedes", {}).get("correction", {}).get("n", 0)),
+            "due dates": _share(t["due_right"], t["due_checked"]),
+            "final status": _share(t["status_right"], t["status_checked"]),
+            "keywords cross": _share(t["keywords_cross"], t["stored"]),
+            "secrets": t["secrets"],
+            "by_kind": {k: {"n": v["n"], "recall": _share(v["found"], v["n"])}
+                        for k, v in sorted(t.get("by_kind", {}).items())},
+            "traps": {k: {"n": v["n"], "broken": v["broken"]}
+                      for k, v in sorted(t.get("traps", {}).items())},
+        }  # fmt: skip
+    return table
+
+
+def planner_table(runs: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Per turn kind and language: how often the model recalled, and what the middleware did."""
+    groups: dict[str, list[Any]] = defaultdict(list)
+    for run in runs:
+        groups[f"{run.turn.kind} / all"].append(run)
+        groups[f"{run.turn.kind} / {run.turn.language}"].append(run)
+    table = {}
+    for name in sorted(groups):
+        done = [r for r in groups[name] if r.complete]
+        judged = [r for r in done if r.uses is not None]
+        table[name] = {
+            "turns": len(groups[name]),
+            "replayed": len(done),
+            "recall called": _share(sum(r.recalled for r in done), len(done)),
+            "cue fetch": _share(sum("recall:cue" in r.notes for r in done), len(done)),
+            "forced recall": _share(sum(r.forced for r in done), len(done)),
+            "memory reached": _share(sum(r.recalled or bool(set(r.notes) & {"recall:cue", "recall:hedge"})
+                                         for r in done), len(done)),
+            "judged": len(judged),
+            "uses the fact": _share(sum(bool(r.uses) for r in judged), len(judged)),
+        }  # fmt: skip
+    return table

@@ -1,0 +1,67 @@
+"""Scoring a model's stored facts against the blind labels, on hand-checked toy facts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from recallmem.types import Fact, Status
+
+from bench.real_model_score import extraction_table, score_conversation
+from bench.record_sets import Conversation
+
+ZONE = ZoneInfo("Asia/Shanghai")
+CONVERSATION = Conversation.model_validate({
+    "id": "c1", "user_id": "u", "language": "zh", "timezone": "Asia/Shanghai",
+    "days": [{"date": "2026-03-10", "messages": [
+        {"id": "m1", "role": "user", "content": "…", "at": "2026-03-10T21:00:00+08:00"}]}],
+    "expected": {
+        "facts": [
+            {"id": "f1", "content": "在杭州做前端", "category": "identity", "match": [["前端"], ["杭州"]]},
+            {"id": "f2", "content": "用 Vue", "category": "knowledge", "match": [["Vue"]],
+             "final_status": "superseded", "kind": "change_over_days"},
+            {"id": "f3", "content": "改用 React", "category": "decision", "match": [["React"]],
+             "kind": "change_over_days"},
+            {"id": "f4", "content": "下周五交方案", "category": "todo", "match": [["方案"]],
+             "due": "2026-03-20", "kind": "todo_with_date"},
+        ],
+        "supersedes": [{"old": "f2", "new": "f3", "kind": "change"}],
+        "must_not_store": [{"kind": "transient", "message": "m1", "forbidden": ["加班"]},
+                           {"kind": "secret", "message": "m1", "forbidden": ["ghp_"]}],
+    },
+})  # fmt: skip
+
+
+def fact(content: str, **fields: object) -> Fact:
+    return Fact(content=content, category=fields.pop("category", "context"), user_id="u", **fields)  # type: ignore[arg-type]
+
+
+def test_each_figure_counts_what_the_labels_say() -> None:
+    react = fact("决定改用 React", keywords=("React", "switch"))
+    vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=react.id)
+    due_wrong = datetime(2026, 3, 22, tzinfo=ZONE)  # 2026-03-21 held to its end: a day late
+    stored = [
+        fact("在杭州一家电商公司做前端", keywords=("Hangzhou", "front-end")),
+        vue,
+        react,
+        fact("下周五前交方案", category="todo", valid_until=due_wrong),
+        fact("今天加班到十点"),  # a transient state: extra, and breaks its trap
+    ]
+    score = score_conversation(CONVERSATION, stored)
+    assert score["found"] == 4 and score["extra"] == ["今天加班到十点"]
+    assert score["supersedes"] == {"change": {"n": 1, "right": 1}}
+    assert (score["due_right"], score["due_checked"]) == (0, 1)
+    assert score["traps"] == {"transient": {"n": 1, "broken": 1}, "secret": {"n": 1, "broken": 0}}
+    assert score["keywords_cross"] == 2 and score["secrets"] == 0
+
+    table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
+    assert table["recall"] == 100.0 and table["precision"] == 80.0
+    assert table["supersede"] == 100.0 and table["due dates"] == 0.0
+    assert table["by_kind"]["change_over_days"] == {"n": 2, "recall": 100.0}
+
+
+def test_a_supersede_not_linked_is_not_counted_right() -> None:
+    stored = [fact("用 Vue 写前端"), fact("决定改用 React")]  # both still active
+    score = score_conversation(CONVERSATION, stored)
+    assert score["supersedes"] == {"change": {"n": 1, "right": 0}}
+    assert score["status_right"] == 1  # f3 active as expected; f2 should be superseded
