@@ -21,7 +21,7 @@ from recallmem.errors import InvalidInputError
 
 # Re-exported: the limit a Fact's content is held to.
 from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
-from recallmem.limits import check_keywords
+from recallmem.limits import check_keywords, check_questions
 
 
 def utcnow() -> datetime:
@@ -168,6 +168,21 @@ class Fact(BaseModel):
             "lexically with the content; data for recall, never shown as instructions."
         ),
     )
+    questions: tuple[str, ...] = Field(
+        default=(),
+        description=(
+            "Search keys: short questions the fact answers, in the user's language and the "
+            "other, and perhaps a paraphrase in the other language; embedded with the "
+            "content so that the user's own words find it; never shown to a model."
+        ),
+    )
+    keyed_by: str | None = Field(
+        default=None,
+        description=(
+            "Who wrote ``questions``: 'manual' (a person; never rewritten by a model), "
+            "else the model and prompt ('keys@1 gpt-4o-mini'); None: not keyed yet."
+        ),
+    )
 
     @field_validator("content")
     @classmethod
@@ -183,6 +198,14 @@ class Fact(BaseModel):
         try:
             return check_keywords(value)
         except InvalidInputError as exc:  # pydantic reports a ValueError as a field error
+            raise ValueError(str(exc)) from None
+
+    @field_validator("questions", mode="before")
+    @classmethod
+    def _questions_checked(cls, value: Any) -> tuple[str, ...]:
+        try:
+            return check_questions(value)
+        except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
 
     @field_validator("agent_id", "thread_id")

@@ -119,6 +119,11 @@ def _consolidation_words() -> None:
     assert key_terms("Likes tea") == {"tea"}
 
 
+def _keys() -> None:
+    spec = load_prompt("keys")
+    assert "<facts>" in spec.render(facts="[F1] (identity) Has a cat")[-1][1]
+
+
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
@@ -132,6 +137,7 @@ LOADERS: dict[str, Callable[[], object]] = {
     "function_words": _function_words,
     "consolidate": _consolidate,
     "consolidation_words": _consolidation_words,
+    "keys": _keys,
 }
 
 
