@@ -138,16 +138,19 @@ class Memory:
                  confidence: float = 0.9, agent_id: str | None = None,
                  thread_id: str | None = None, source: Source | None = None,
                  pinned: bool = False, valid_until: datetime | str | None = None,
-                 keywords: Sequence[str] = ()) -> Fact:  # fmt: skip
+                 keywords: Sequence[str] = (), questions: Sequence[str] = ()) -> Fact:  # fmt: skip
         """Store one fact, or confirm the one it duplicates; returns the stored fact.
 
         ``valid_until`` (a timezone-aware datetime or an ISO 8601 string with an offset)
         is when the fact stops being true: from then on it is not recalled. A past
         value stores the fact already expired. ``keywords``: words recall matches too.
+        ``questions``: search keys, the questions the fact answers (in the user's
+        language and the other) and perhaps a paraphrase, embedded with it; without
+        any, the keying step writes some when a model is configured.
         """
         item = {"content": content, "category": category, "confidence": confidence,
                 "source": source, "pinned": pinned, "valid_until": valid_until,
-                "keywords": keywords}  # fmt: skip
+                "keywords": keywords, "questions": questions}  # fmt: skip
         facts = self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)
         return facts[0]
 
@@ -157,8 +160,8 @@ class Memory:
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
         Each item is a mapping with ``content``, ``category`` and optionally ``confidence``,
-        ``pinned``, ``source``, ``valid_until``, ``keywords``. Returns the stored fact
-        for each item.
+        ``pinned``, ``source``, ``valid_until``, ``keywords``, ``questions``. Returns the
+        stored fact for each item.
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
                                            thread_id=thread_id)  # fmt: skip
@@ -172,15 +175,19 @@ class Memory:
                category: str | Category | None = None, confidence: float | None = None,
                pinned: bool | None = None, status: str | Status | None = None,
                reason: str | None = None, valid_until: datetime | str | None = None,
-               keywords: Sequence[str] | None = None) -> Fact:  # fmt: skip
+               keywords: Sequence[str] | None = None,
+               questions: Sequence[str] | None = None) -> Fact:  # fmt: skip
         """Edit a fact; new content is re-embedded and the old text kept in history.
+
+        ``questions`` replaces its search keys (``[]`` clears them for good); new content
+        given without them drops the old keys, and the keying step writes new ones.
 
         ``status="active"`` restores a faded fact (its decay clock restarts); an expired
         one also needs a later ``valid_until``.
         """
         return self._writing.update(fact_id, user_id, content=content, category=category,
             confidence=confidence, pinned=pinned, status=status, reason=reason,
-            valid_until=valid_until, keywords=keywords)  # fmt: skip
+            valid_until=valid_until, keywords=keywords, questions=questions)  # fmt: skip
 
     def forget(self, fact_id: str | None = None, *, user_id: str | None = None,
                thread_id: str | None = None, agent_id: str | None = None,

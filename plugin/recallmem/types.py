@@ -179,8 +179,9 @@ class Fact(BaseModel):
     keyed_by: str | None = Field(
         default=None,
         description=(
-            "Who wrote ``questions``: 'manual' (a person; never rewritten by a model), "
-            "else the model and prompt ('keys@1 gpt-4o-mini'); None: not keyed yet."
+            "Who wrote ``questions``: 'given' (passed with the fact or set by an edit; never "
+            "rewritten by the keying step), else the prompt and model that wrote them "
+            "('keys@1 gpt-4o-mini'); None: not keyed yet."
         ),
     )
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from typing import Any
 
 from recallmem.config import MemoryConfig
 from recallmem.errors import InvalidInputError
@@ -37,6 +38,7 @@ from recallmem.extraction.parser import CandidateFact, ExtractionResult, Superse
 from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
 from recallmem.extraction.quotes import unsupported
 from recallmem.extraction.scope_rules import ScopeRules, load_scope_rules
+from recallmem.extraction.search_keys import vet_questions
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.write_plan import (
     Add,
@@ -158,7 +160,7 @@ class _Planner:
         """Why a proposal cannot be stored at all (rules 1-4), else None."""
         text = " ".join(
             filter(None, [candidate.content, candidate.evidence, candidate.source_error,
-                          *candidate.keywords])
+                          *candidate.keywords, *candidate.questions])
         )  # fmt: skip
         if find_secret(text, self.secrets, count_redacted=True):
             return "holds a secret (password, key or token); secrets are never stored"
@@ -232,6 +234,7 @@ class _Planner:
             return self.drop(candidate, "repeats another fact of this window")
         seen.add(key)
         source = self._source(candidate)
+        keys = self._keys(candidate)
         replaced = [(r, f) for r, f in self.links.get(index, []) if f.id not in self.touched]
         if not replaced and (dup := self._duplicate(candidate, neighbours)):
             fact, match = dup
@@ -240,17 +243,30 @@ class _Planner:
             why = "says more than a stored fact" if richer else "repeats a stored fact"
             self.ops.append(Confirm(fact_id=fact.id, confidence=candidate.confidence,
                                     source=source, content=richer, reason=why,
-                                    keywords=candidate.keywords))  # fmt: skip
+                                    keywords=candidate.keywords, **keys))  # fmt: skip
             return None
-        self._add(candidate, source, replaced)
+        self._add(candidate, source, replaced, keys)
         self.stored.add(index)
         return None
+
+    def _keys(self, candidate: CandidateFact) -> dict[str, Any]:
+        """The candidate's search keys that may be stored, with who wrote them; the
+        others are reported (the fact is kept: keys only help recall)."""
+        vetted = vet_questions(candidate.questions, candidate.content, self.secrets,
+                               self.scope_rules)  # fmt: skip
+        self.dropped += [Dropped(content=f"question {r.key}", category=candidate.category.value,
+                                 reason=r.reason) for r in vetted.rejected]  # fmt: skip
+        if not vetted.kept:
+            return {}
+        writer = " ".join(filter(None, [self.ctx.prompt_version, self.ctx.extractor]))
+        return {"questions": vetted.kept, "keyed_by": writer or "extraction"}
 
     def _add(
         self,
         candidate: CandidateFact,
         source: Source,
         replaced: list[tuple[SupersedeRequest, Fact]],
+        keys: dict[str, Any],
     ) -> None:
         error = candidate.source_error
         if candidate.category is Category.CORRECTION and not error and replaced:
@@ -274,6 +290,7 @@ class _Planner:
             created_at=self.now,
             updated_at=self.now,
             keywords=candidate.keywords,
+            **keys,
         )
         reason = "new fact" if not replaced else f"replaces {len(replaced)} stored fact(s)"
         self.ops.append(Add(fact=fact, reason=reason))

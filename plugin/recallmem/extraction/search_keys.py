@@ -35,7 +35,7 @@ from recallmem.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS
 from recallmem.secrets.detector import SecretRules, find_secret
 from recallmem.text.words import mostly_cjk, normalize
 
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9])\d+(?:[.,:]\d+)*")  # not inside an identifier (ESP32)
 # A fact written with Chinese numerals ("三十多年") may be keyed with digits ("30 years").
 _CJK_NUMERALS = frozenset("〇零一二两三四五六七八九十百千万亿")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’.\-_+#][A-Za-z0-9]+)*")

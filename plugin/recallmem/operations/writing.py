@@ -64,12 +64,13 @@ class Writing:
         reason: str | None,
         valid_until: datetime | str | None,
         keywords: Sequence[str] | None = None,
+        questions: Sequence[str] | None = None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
-            valid_until=valid_until, keywords=keywords,
+            valid_until=valid_until, keywords=keywords, questions=questions,
         ))  # fmt: skip
 
     def forget(

@@ -18,7 +18,7 @@ True
 >>> tagged = fact.model_copy(update={"keywords": ("TypeScript", "类型脚本")})
 >>> decode(fact.id, None, encode(tagged)).keywords
 ('TypeScript', '类型脚本')
->>> keyed = fact.model_copy(update={"questions": ("What do I code in?",), "keyed_by": "manual"})
+>>> keyed = fact.model_copy(update={"questions": ("What do I code in?",), "keyed_by": "given"})
 >>> decode(fact.id, None, encode(keyed)).questions
 ('What do I code in?',)
 """
