@@ -70,8 +70,9 @@ class KeyedCandidates:
             said_at=np.array([_seconds(f.said_at) for f in user.facts], dtype=np.float64),
             cjk=np.fromiter((mostly_cjk(t) for t in texts), bool, len(texts)),
             content=normalize_rows(encoder.embed_array(texts)),
-            joined=normalize_rows(encoder.embed_array(
-                [_joined(t, k) for t, k in zip(texts, keys, strict=True)])),  # fmt: skip
+            joined=normalize_rows(
+                encoder.embed_array([_joined(t, k) for t, k in zip(texts, keys, strict=True)])
+            ),
             key_rows=key_rows,
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
             plain=LexicalIndex(texts),

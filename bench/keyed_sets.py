@@ -80,9 +80,13 @@ def load_two_form_set(path: Path) -> EvalSet:
 
 def _written(eval_set: EvalSet) -> EvalSet:
     users = tuple(
-        replace(u, questions=tuple(FormQuestion(q.id, q.text, q.kind, q.gold, q.asked_at,
-                                                q.labelled, base_id=q.id)
-                                   for q in u.questions))  # fmt: skip
+        replace(
+            u,
+            questions=tuple(
+                FormQuestion(q.id, q.text, q.kind, q.gold, q.asked_at, q.labelled, base_id=q.id)
+                for q in u.questions
+            ),
+        )
         for u in eval_set.users
     )
     return replace(eval_set, users=users)
@@ -91,8 +95,13 @@ def _written(eval_set: EvalSet) -> EvalSet:
 def keyed(eval_set: EvalSet, keys: dict[str, tuple[str, ...]]) -> EvalSet:
     """The set with every fact carrying its keys (none where ``keys`` has none)."""
     users = tuple(
-        replace(u, facts=tuple(KeyedFact(f.id, f.text, f.cites, f.category, f.said_at,
-                                         keys.get(f.id, ())) for f in u.facts))  # fmt: skip
+        replace(
+            u,
+            facts=tuple(
+                KeyedFact(f.id, f.text, f.cites, f.category, f.said_at, keys.get(f.id, ()))
+                for f in u.facts
+            ),
+        )
         for u in eval_set.users
     )
     return replace(eval_set, users=users)
