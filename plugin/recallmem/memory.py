@@ -32,6 +32,7 @@ from recallmem.facts.export_format import ImportReport
 from recallmem.facts.listing import select
 from recallmem.facts.validation import check_fact_id, check_fact_ids, optional_key, require_user
 from recallmem.lifecycle.consolidation import ConsolidationReport
+from recallmem.lifecycle.keying import KeyingReport
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.operations.extracting import Extracting, configured_model
 from recallmem.operations.maintaining import Maintaining
@@ -292,6 +293,14 @@ class Memory:
         """
         return self.lifecycle.maintain(now=now, user_id=user_id, simulated_clock=simulated_clock)
 
+    def rekey(self, *, user_id: str | None = None, max_facts: int | None = None) -> KeyingReport:
+        """Write search keys, with the configured model, for active facts that have none
+        (written by hand, imported, older, or edited since): one user's, or every user's
+        if None, at most ``max_facts`` (``keying_max_facts`` if None), 20 per model call.
+        Without a model nothing happens. Maintenance does the same within its budget.
+        """
+        return self.lifecycle.rekey(user_id, max_facts)
+
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
                 agent_id: str | None = None,
                 timezone: str | tzinfo | None = None) -> Observation:  # fmt: skip
@@ -375,6 +384,7 @@ class Memory:
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
     amaintain = async_twin(maintain)
+    arekey = async_twin(rekey)
     aconsolidate = async_twin(consolidate)
     acopy = async_twin(copy)
     aobserve = async_twin(observe)
