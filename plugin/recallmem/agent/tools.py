@@ -35,10 +35,18 @@ from pydantic.fields import FieldInfo
 from recallmem.agent.scope import resolve_scope
 from recallmem.embedders import recall_floor
 from recallmem.errors import MissingScopeError, RecallmemError
-from recallmem.limits import MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHARS, MAX_TOOL_K
+from recallmem.extraction.scope_rules import load_scope_rules
+from recallmem.extraction.search_keys import vet_questions
+from recallmem.limits import (
+    MAX_KEYWORDS,
+    MAX_QUERY_CHARS,
+    MAX_QUESTIONS,
+    MAX_TOOL_CONTENT_CHARS,
+    MAX_TOOL_K,
+)
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
-from recallmem.secrets.detector import redact
+from recallmem.secrets.detector import load_secret_rules, redact
 from recallmem.text.quoting import quote_text
 from recallmem.types import Category, ScoredFact
 
@@ -62,6 +70,7 @@ class RememberInput(BaseModel):
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
+    questions: list[str] = Field(default_factory=list, max_length=MAX_QUESTIONS)
 
 
 def _described(schema: type[BaseModel], texts: dict[str, str]) -> type[BaseModel]:
@@ -164,6 +173,8 @@ class MemoryToolkit(BaseToolkit):
 
     def _remember_tool(self, texts: ToolTexts) -> StructuredTool:
         memory = self.memory
+        secrets = load_secret_rules(memory.config.prompt_dir)
+        scope_rules = load_scope_rules(memory.config.prompt_dir)
 
         def stored_text(fact_content: str, new_content: str, category: Category) -> str:
             # Under secrets="redact" the stored text is the redacted one.
@@ -177,15 +188,18 @@ class MemoryToolkit(BaseToolkit):
             category: Category,
             confidence: float = 0.9,
             keywords: list[str] | None = None,
+            questions: list[str] | None = None,
             *,
             config: RunnableConfig,
         ) -> str:
+            # The model's keys are vetted as the extractor's are; the fact is kept anyway.
+            keys = vet_questions(questions, content, secrets, scope_rules).kept
             try:
                 scope = resolve_scope(config)
                 fact = memory.remember(content, category=category, confidence=confidence,
                                        user_id=scope.user_id, agent_id=scope.agent_id,
                                        thread_id=scope.thread_id,
-                                       keywords=keywords or ())  # fmt: skip
+                                       keywords=keywords or (), questions=keys)  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
             return stored_text(fact.content, content.strip(), category)
