@@ -11,6 +11,10 @@ lexical index the option gives it:
 - ``lexical``: the keys' words indexed with the fact (as ``Fact.keywords`` are), vectors
   of the content;
 - ``joined+lexical``, ``multi+lexical``: both.
+
+Each then lifts a fact stating a change above the older fact it replaces, as ``recall``
+does (``recallmem.retrieval.newer_first``); ``content-newer`` and ``joined-newer`` leave
+that rule out (the first is the default before this work).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from recallmem.facts.search_text import search_text
 from recallmem.retrieval.fusion import Scope, centre_of, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
+from recallmem.retrieval.newer_first import newer_first, states_change
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text.words import has_cjk, mostly_cjk
@@ -33,7 +38,8 @@ from recallmem.types import Fact as ProductFact
 from bench.bilingual_cache import RunEncoder, _seconds
 from bench.bilingual_data import Question, User
 
-OPTIONS = ("content", "joined", "multi", "lexical", "joined+lexical", "multi+lexical")
+OPTIONS = ("content", "joined", "multi", "lexical", "joined+lexical", "multi+lexical",
+           "content-newer", "joined-newer")  # fmt: skip
 
 
 def _joined(text: str, keys: tuple[str, ...]) -> str:
@@ -55,6 +61,7 @@ class KeyedCandidates:
     key_owner: np.ndarray  # (m,): the fact row of each key
     plain: LexicalIndex
     with_keys: LexicalIndex
+    changed: np.ndarray  # each fact states a change (retrieval.newer_first)
 
     @classmethod
     def build(cls, user: User, encoder: RunEncoder) -> KeyedCandidates:
@@ -77,6 +84,8 @@ class KeyedCandidates:
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
             plain=LexicalIndex(texts),
             with_keys=LexicalIndex(texts, keywords=keys),
+            changed=np.array([states_change(f.text) or f.category == "correction"
+                              for f in user.facts], dtype=bool),
         )
 
 
@@ -105,7 +114,7 @@ def option_rank(
         tail_text = dialogue_tail(text)
         tail = normalize_rows(encoder.embed_array([tail_text]))[0] if tail_text else None
         size = len(kc.cites)
-        lexical = kc.with_keys if option.endswith("lexical") else kc.plain
+        lexical = kc.with_keys if "lexical" in option else kc.plain
         lexicon = default_lexicon() if has_cjk(text) or bool(kc.cjk.any()) else None
         scope = Scope(
             cosine=_dense(kc, option, vector, tail, weights),
@@ -116,6 +125,10 @@ def option_rank(
             rows=np.arange(size),
         )
         window = mentioned_window(text, asked_now)
-        return relevance(text, scope, lexical, lexicon, weights, window).scores
+        scores = relevance(text, scope, lexical, lexicon, weights, window).scores
+        if not option.endswith("-newer"):
+            vectors = kc.joined if option.startswith("joined") else kc.content
+            scores = scores + newer_first(scores, kc.said_at, vectors, kc.changed)
+        return scores
 
     return rank

@@ -32,7 +32,9 @@ from bench.keys_requests import NEW_BLIND, load_keys
 
 WRITTEN, MESSAGE, QUERY = "written", "message", "query"
 TWO_FACT, CONFLICT = "two_fact", "conflict"
-TWO_FORM_KINDS = ("en_en", "zh_zh", "en_zh", "zh_en", "paraphrase", TWO_FACT, CONFLICT, "noanswer")
+SUPPLEMENT = "supplement"  # conflicts_dev only: the gold is the older of two related facts
+TWO_FORM_KINDS = ("en_en", "zh_zh", "en_zh", "zh_en", "paraphrase", TWO_FACT, CONFLICT,
+                  SUPPLEMENT, "noanswer")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ Two workloads, each in a fresh process and a fresh home per run:
   encoder, 100 per call, 200 users (20,000 facts). The texts are LoCoMo's observation
   facts with the speakers' names replaced by other names, so every fact is distinct while
   the words and lengths stay LoCoMo's (read from ``../shared/bench``, never copied).
+- ``remember-keys``: the same, each fact with its search keys (``questions``) as the
+  keying model wrote them for LoCoMo (``bench.keys_requests``); "before" is the same
+  facts without keys (a version before keys cannot store them).
 - ``import``: one export of 100,000 facts over 1,000 users imported through ``import_``
   with the hashing embedder (no model; storage, validation and the import intent real).
 - ``import-carried``: the same export carrying its vectors (``embeddings``, made before
@@ -43,6 +46,7 @@ REMEMBER = {"facts": 20_000, "users": 200, "per_call": 100}
 IMPORT = {"facts": 100_000, "users": 1_000}
 QUICK = {
     "remember": {"facts": 400, "users": 4, "per_call": 100},
+    "remember-keys": {"facts": 400, "users": 4, "per_call": 100},
     "import": {"facts": 2_000, "users": 20},
     "import-carried": {"facts": 2_000, "users": 20},
 }
@@ -76,28 +80,50 @@ def locomo_like(facts: int) -> list[str]:
 # -- in the child process (either version of recallmem) -----------------------------------
 
 
-def _remember(facts: int, users: int, per_call: int) -> dict[str, Any]:
+def locomo_keys(facts: int) -> list[tuple[str, ...]]:
+    """The keys of each ``locomo_like`` fact: those the keying replies give its LoCoMo
+    original (none where no reply is found yet)."""
+    from bench.keys_requests import load_keys, set_facts
+
+    keys = load_keys("locomo").keys
+    by_text = {f.text: keys.get(f.id, ()) for _, found in set_facts("locomo") for f in found}
+    base = locomo_like(min(facts, len(by_text)))
+    return [by_text.get(base[i % len(base)], ()) for i in range(facts)]
+
+
+def _encoder() -> Any:
+    try:
+        from recallmem.embedders import UniversalSentenceEncoder
+    except ImportError:  # a version before the embedders moved out of the store
+        from recallmem.store.embeddings import UniversalSentenceEncoder  # type: ignore
+    return UniversalSentenceEncoder()
+
+
+def _remember(facts: int, users: int, per_call: int, keys: bool = False) -> dict[str, Any]:
     if step := os.environ.get(WRITE_STEP_VARIABLE):
         import recallmem.persistence.remember_steps
 
         recallmem.persistence.remember_steps.WRITE_STEP = int(step)
     from recallmem import Memory, MemoryConfig
-    from recallmem.store.embeddings import UniversalSentenceEncoder  # in both versions
 
     texts = locomo_like(facts)
+    questions = locomo_keys(facts) if keys else [()] * facts
     per_user = facts // users
     with tempfile.TemporaryDirectory(prefix="recallmem-writes-") as home:
-        memory = Memory(MemoryConfig(home=Path(home)), embeddings=UniversalSentenceEncoder())
+        memory = Memory(MemoryConfig(home=Path(home)), embeddings=_encoder())
         memory.remember_many([{"content": "warm up", "category": "context"}], user_id="warm")
         started, stored = time.perf_counter(), 0
         for user in range(users):
-            mine = texts[user * per_user : (user + 1) * per_user]
+            mine = list(zip(texts, questions, strict=True))[user * per_user : (user + 1) * per_user]
             for at in range(0, len(mine), per_call):
-                items = [{"content": t, "category": "context"} for t in mine[at : at + per_call]]
+                items = [{"content": t, "category": "context", **({"questions": q} if q else {})}
+                         for t, q in mine[at : at + per_call]]  # fmt: skip
                 stored += len(memory.remember_many(items, user_id=f"user-{user}"))
         seconds = time.perf_counter() - started
         memory.close()
-    return {"facts_per_second": round(facts / seconds, 1), "stored": stored, "seconds": seconds}
+    keyed = sum(bool(q) for q in questions)
+    return {"facts_per_second": round(facts / seconds, 1), "stored": stored, "seconds": seconds,
+            "keyed": keyed, "keys": sum(map(len, questions))}  # fmt: skip
 
 
 def _import(facts: int, users: int, carried: bool = False) -> dict[str, Any]:
@@ -142,8 +168,9 @@ def child(workload: str, sizes: dict[str, int]) -> dict[str, Any]:
     import recallmem
 
     before = _cpu_seconds()
-    if workload == "remember":
-        result = _remember(**sizes)
+    if workload.startswith("remember"):
+        keys = workload == "remember-keys" and "questions" in recallmem.Memory.remember.__doc__
+        result = _remember(**sizes, keys=keys)
     else:
         result = _import(**sizes, carried=workload == "import-carried")
     # CPU seconds include the setup around the timed part (model load, building rows),
@@ -218,7 +245,7 @@ def measure(
     }
 
 
-TARGETS = {"remember": 600, "import": 1500, "import-carried": 1500}
+TARGETS = {"remember": 600, "remember-keys": 500, "import": 1500, "import-carried": 1500}
 WHAT = {"import": "import_, hashing embedder", "import-carried": "import_, vectors carried"}
 
 
@@ -226,8 +253,10 @@ def render(results: dict[str, Any]) -> str:
     sizes, rows = results["sizes"], []
     for workload, by in results["medians"].items():
         size = sizes[workload]
-        what = (f"remember_many, LoCoMo-like, USE: {size['facts']:,} facts, {size['users']} users, "
-                f"{size['per_call']} per call" if workload == "remember" else
+        keyed = " (after: with keys)" if workload == "remember-keys" else ""
+        what = (f"remember_many{keyed}, LoCoMo-like, USE: {size['facts']:,} facts, "
+                f"{size['users']} users, {size['per_call']} per call"
+                if workload.startswith("remember") else
                 f"{WHAT[workload]}: {size['facts']:,} facts, {size['users']:,} users")  # fmt: skip
         runs, after = results["runs"][workload], by["after"]
         per_cpu = results["cpu_medians"][workload]
@@ -287,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
                     "users": args.remember_facts // 100}  # fmt: skip
         imported = {**IMPORT, "facts": args.import_facts,
                     "users": max(1, args.import_facts // 100)}  # fmt: skip
-        sizes = {"remember": remember, "import": imported, "import-carried": imported}
+        sizes = {"remember": remember, "remember-keys": remember, "import": imported,
+                 "import-carried": imported}  # fmt: skip
     chosen = args.workloads.split(",")
     results = measure(args.rounds, args.baseline, {w: sizes[w] for w in chosen}, args.write_step)
     text = render(results)

@@ -225,6 +225,16 @@ class ScoreParts(BaseModel):
     recency: float = 0.0
     confidence: float = 0.0
     time: float = Field(default=0.0, description="Match with the time the query names, if any.")
+    newer: float = Field(
+        default=0.0,
+        description="The lift that put a fact stating a change just above the older fact it "
+        "replaces (recallmem.retrieval.newer_first); 0 for most hits.",
+    )
+    key: str | None = Field(
+        default=None,
+        description="The fact's search key (Fact.questions) sharing most words with the "
+        "query, if any shares one: which key matched.",
+    )
 
 
 class ScoreWeights(BaseModel):
@@ -237,6 +247,7 @@ class ScoreWeights(BaseModel):
     recency: float = 0.0
     confidence: float = 0.0
     time: float = 0.0
+    newer: float = 0.0
 
 
 class ScoredFact(BaseModel):

@@ -8,15 +8,18 @@ from __future__ import annotations
 import io
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+import pytest
 from langchain_core.messages import BaseMessage
 from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
 from recallmem.facts.search_text import search_text
 from recallmem.limits import KEYING_FACTS_PER_CALL
 from recallmem.testing import FakeChatModel, HashingEmbeddings
+from recallmem.types import Source
 
 CAT = "Has a ginger cat named Biscuit"
 KEYS = ["What is my cat called?", "我的猫叫什么名字？"]
@@ -160,3 +163,35 @@ def test_without_a_model_nothing_is_keyed_and_nothing_fails(home: Path) -> None:
     out = io.StringIO()
     assert main(["--home", str(home.parent / "cli"), "rekey"], out=out) == 0
     assert "no model configured" in out.getvalue()
+
+
+# -- the newer fact ---------------------------------------------------------------------------
+
+
+def test_a_change_whose_supersede_was_missed_ranks_above_the_old_fact(use_memory: Memory) -> None:
+    said = {"Drives a 2012 Honda Civic": "2026-02-02", "Plays bass in a cover band": "2026-02-11",
+            "Sold the Civic and now rides an electric bike": "2026-09-02",
+            "Pepper the beagle turned five": "2026-09-20", "Has a beagle named Pepper": "2026-03-01"}  # fmt: skip
+    items = [{"content": text, "category": "context",
+              "source": Source(at=datetime.fromisoformat(f"{day}T09:00:00+00:00"))}
+             for text, day in said.items()]  # fmt: skip
+    use_memory.remember_many(items, user_id="ada")
+    hits = use_memory.recall("what car do I have?", user_id="ada", k=3)
+    assert hits[0].fact.content.startswith("Sold the Civic") and hits[0].parts.newer > 0
+    assert hits[1].fact.content == "Drives a 2012 Honda Civic" and hits[1].parts.newer == 0
+    top = hits[0]
+    assert top.weights is not None and top.weights.newer == 1.0
+    rebuilt = sum(getattr(top.weights, p) * getattr(top.parts, p)
+                  for p in ("dense", "lexical", "recency", "confidence", "time", "newer"))  # fmt: skip
+    assert rebuilt == pytest.approx(top.score, abs=1e-3)
+    # Facts that add to each other keep their order: the name is in the older one.
+    assert use_memory.recall("what is my dog's name?", user_id="ada", k=1)[0].fact.content == (
+        "Has a beagle named Pepper"
+    )
+
+
+def test_the_matched_key_is_named_in_the_score_parts(memory: Memory) -> None:
+    memory.remember(CAT, user_id="ada", category="identity", questions=KEYS)
+    (hit,) = memory.recall("我的猫叫什么", user_id="ada", k=1)
+    assert hit.parts.key == "我的猫叫什么名字？"
+    assert memory.recall("ginger", user_id="ada", k=1)[0].parts.key is None
