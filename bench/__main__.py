@@ -1,4 +1,4 @@
-"""``python -m bench [locomo|madial|bilingual|planner|keywords|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
+"""``python -m bench [locomo|madial|bilingual|planner|keywords|keys|peers|scale|scale-cold|ablation|secrets|consolidation|year|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.quality import locomo, madial
     from bench.scale import scale
     from bench.scale_cold import scale_cold
+    from bench.search_keys_report import keys
     from bench.secrets import secrets
     from bench.summary import summary
     from bench.year import year
@@ -44,6 +45,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "secrets": secrets,
         "planner": planner,
         "keywords": keywords,
+        "keys": keys,
         "consolidation": consolidation,
         "year": year,
         "plots": lambda quick=False, write=True: plot_all(),
@@ -56,6 +58,7 @@ ORDER = (
     "bilingual",
     "planner",
     "keywords",
+    "keys",
     "ablation",
     "embedders",
     "peers",

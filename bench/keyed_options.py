@@ -84,8 +84,10 @@ class KeyedCandidates:
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
             plain=LexicalIndex(texts),
             with_keys=LexicalIndex(texts, keywords=keys),
-            changed=np.array([states_change(f.text) or f.category == "correction"
-                              for f in user.facts], dtype=bool),
+            changed=np.array(
+                [states_change(f.text) or f.category == "correction" for f in user.facts],
+                dtype=bool,
+            ),
         )
 
 

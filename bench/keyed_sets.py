@@ -5,8 +5,11 @@ written (form ``written``). The newer blind sets (``set_i``, ``set_j``, in
 ``/work/blind/retrieval``; never in the repository) ask each question twice: as the
 user's ``message`` (what the memory block is retrieved with) and as the planner's
 ``query``; they add the kinds ``two_fact`` (two gold facts) and ``conflict`` (the gold
-fact is the newer of two that disagree; ``stale`` names the older). LoCoMo at fact level
-and MADial are read as ``bench.bilingual_data`` reads them. Keys come from the keying
+fact is the newer of two that disagree; ``stale`` names the older). ``conflicts_dev``
+(``bench/data/``, written for this work without looking at those sets) has the same
+shape: changes whose supersede was missed, and ``supplement`` questions whose answer is
+the older of two related facts. LoCoMo at fact level and MADial are read as
+``bench.bilingual_data`` reads them. Keys come from the keying
 replies (``bench.keys_requests.load_keys``); a fact without a reply has none.
 """
 
@@ -28,7 +31,7 @@ from bench.bilingual_data import (
     load_madial_set,
     parse_time,
 )
-from bench.keys_requests import NEW_BLIND, load_keys
+from bench.keys_requests import CONFLICTS_DEV, NEW_BLIND, load_keys
 
 WRITTEN, MESSAGE, QUERY = "written", "message", "query"
 TWO_FACT, CONFLICT = "two_fact", "conflict"
@@ -110,8 +113,10 @@ def keyed(eval_set: EvalSet, keys: dict[str, tuple[str, ...]]) -> EvalSet:
 
 
 def measured_sets(public: bool = True) -> list[EvalSet]:
-    """set_a..h, then set_i/j when present, then LoCoMo (fact level) and MADial."""
+    """set_a..h, the development set of changes, then set_i/j when present, then LoCoMo
+    (fact level) and MADial."""
     sets = [_written(s) for s in load_blind_sets()]
+    sets.append(replace(load_two_form_set(CONFLICTS_DEV), source="dev"))
     if NEW_BLIND.is_dir():
         sets += [load_two_form_set(p) for p in sorted(NEW_BLIND.glob("set_*.json"))]
     if public:

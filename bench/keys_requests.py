@@ -37,6 +37,7 @@ REQUESTS = BLIND_ROOT / "keys_requests"
 REPLIES = BLIND_ROOT / "keys_replies"
 # set_i, set_j: two query forms per question
 NEW_BLIND = Path(os.environ.get("RECALLMEM_BENCH_NEW_BLIND", "/work/blind/retrieval"))
+CONFLICTS_DEV = BLIND_DIR.parent / "conflicts_dev.json"
 PUBLIC = ("locomo", "madial")  # read from ../shared/bench; their requests stay outside the repo
 
 
@@ -50,8 +51,10 @@ class SetFact:
 
 
 def set_paths() -> dict[str, Path]:
-    """Every blind set file by name: set_a..h in the repository, set_i/j when present."""
+    """Every set file by name: set_a..h in the repository, set_i/j when present, and the
+    hand-written development set of changes (``conflicts_dev``)."""
     found = {p.stem: p for p in sorted(BLIND_DIR.glob("*.json"))}
+    found["conflicts_dev"] = CONFLICTS_DEV
     if NEW_BLIND.is_dir():
         found.update({p.stem: p for p in sorted(NEW_BLIND.glob("set_*.json"))})
     return found

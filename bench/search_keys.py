@@ -152,14 +152,19 @@ def floor_at(rows: Sequence[Row], floor: float) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def measure(public: bool = True, options: Sequence[str] = OPTIONS) -> dict[str, Any]:
-    """Every measured set through every system; the payload saved as keys.json."""
+def measure(
+    public: bool = True, options: Sequence[str] = OPTIONS, only: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Every measured set (or those named in ``only``) through every system; the payload
+    saved as keys.json."""
     encoder = RunEncoder(DEFAULT_CACHE)
     rows: list[Row] = []
     sets: dict[str, Any] = {}
     latency: dict[str, Any] = {}
     started = time.perf_counter()
     for eval_set in measured_sets(public):
+        if only and eval_set.name not in only:
+            continue
         got = keys_of(eval_set)
         with_keys = keyed(eval_set, got["keys"])
         keyed_facts = sum(bool(got["keys"].get(f.id)) for u in eval_set.users for f in u.facts)
