@@ -266,6 +266,7 @@ class ExtractionStats(BaseModel):
     calls: int
     input_tokens: int
     output_tokens: int
+    keying_calls: int = Field(default=0, description="Of the calls, the keying step's.")
 
 
 class Metrics(BaseModel):

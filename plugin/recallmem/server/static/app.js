@@ -3,7 +3,7 @@
 
 const PAGE = 25;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
-const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
+const PARTS = ["dense", "lexical", "recency", "confidence", "time", "newer"];
 const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
 const state = { user: "", agent: "", token: "", offset: 0, selected: null, categories: [] };
 
