@@ -80,15 +80,23 @@ def locomo_like(facts: int) -> list[str]:
 # -- in the child process (either version of recallmem) -----------------------------------
 
 
-def locomo_keys(facts: int) -> list[tuple[str, ...]]:
-    """The keys of each ``locomo_like`` fact: those the keying replies give its LoCoMo
-    original (none where no reply is found yet)."""
+def locomo_keys(facts: int) -> tuple[list[list[str]], int]:
+    """The keys of each ``locomo_like`` fact, and how many are the model's: those the
+    keying replies give its LoCoMo original, else keys of the same shape made from the
+    text (for timing only: a question in English, one in Chinese, a Chinese paraphrase)."""
     from bench.keys_requests import load_keys, set_facts
 
     keys = load_keys("locomo").keys
     by_text = {f.text: keys.get(f.id, ()) for _, found in set_facts("locomo") for f in found}
     base = locomo_like(min(facts, len(by_text)))
-    return [by_text.get(base[i % len(base)], ()) for i in range(facts)]
+    made, real = [], 0
+    for i in range(facts):
+        given = by_text.get(base[i % len(base)], ())
+        real += bool(given)
+        words = base[i % len(base)].split()
+        made.append(list(given) or [f"What about {' '.join(words[:6])}?", "这件事是什么时候的事？",
+                                    "用户说过" + "这件事" * max(1, len(words) // 3)])  # fmt: skip
+    return made, real
 
 
 def _encoder() -> Any:
@@ -107,7 +115,7 @@ def _remember(facts: int, users: int, per_call: int, keys: bool = False) -> dict
     from recallmem import Memory, MemoryConfig
 
     texts = locomo_like(facts)
-    questions = locomo_keys(facts) if keys else [()] * facts
+    questions, real = locomo_keys(facts) if keys else ([[]] * facts, 0)
     per_user = facts // users
     with tempfile.TemporaryDirectory(prefix="recallmem-writes-") as home:
         memory = Memory(MemoryConfig(home=Path(home)), embeddings=_encoder())
@@ -123,7 +131,7 @@ def _remember(facts: int, users: int, per_call: int, keys: bool = False) -> dict
         memory.close()
     keyed = sum(bool(q) for q in questions)
     return {"facts_per_second": round(facts / seconds, 1), "stored": stored, "seconds": seconds,
-            "keyed": keyed, "keys": sum(map(len, questions))}  # fmt: skip
+            "keyed": keyed, "real": real, "keys": sum(map(len, questions))}  # fmt: skip
 
 
 def _import(facts: int, users: int, carried: bool = False) -> dict[str, Any]:
