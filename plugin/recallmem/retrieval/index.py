@@ -71,7 +71,6 @@ class _Derived:
         # so a fact's meaning and its dedup neighbours do not move with a few loose words,
         # and a keyword edit needs no embedding. The script (``cjk``) is the content's too.
         self._keywords = [f.keywords for f in facts]
-
         self._changes = [f.category is Category.CORRECTION for f in facts]
 
     @cached_property
@@ -247,8 +246,8 @@ class UserIndex:
                 mentioned_window(query.text, now.astimezone(query.timezone)),
             )
             scores, parts, weights = scored.scores, scored.parts, scored.weights
-            in_scope = self._vectors if every else self._vectors[rows]
-            newer = newer_first(scores, derived.said[rows], in_scope, derived.changed[rows])
+            newer = newer_first(scores, derived.said[rows], self._vectors,
+                                derived.changed[rows], None if every else rows)  # fmt: skip
             scores = scores + newer
             if query.min_score is not None:
                 scores = np.where(scores >= query.min_score, scores, -np.inf)

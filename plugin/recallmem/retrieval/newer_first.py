@@ -76,22 +76,27 @@ def states_change(text: str) -> bool:
 
 
 def newer_first(
-    scores: np.ndarray, said: np.ndarray, vectors: np.ndarray, changed: np.ndarray
+    scores: np.ndarray,
+    said: np.ndarray,
+    vectors: np.ndarray,
+    changed: np.ndarray,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """The lift each candidate gets (0 for most): a changed fact among the
     ``NEWER_FIRST_TOP`` best ends just above the older candidate it replaces (its mutual
-    nearest neighbour), when that one outscored it.
+    nearest neighbour among the candidates), when that one outscored it.
 
     ``said``: when each was first said (POSIX seconds, NaN unknown: never lifted, never
-    lifted over); ``vectors``: the candidates' unit rows; ``changed``:
-    :func:`states_change` per candidate.
+    lifted over); ``changed``: :func:`states_change` per candidate; ``vectors``: unit
+    rows, the candidates' own, or the user's whole matrix with ``rows`` naming the
+    candidates' (no copy of the matrix is made).
     """
     lift = np.zeros(len(scores), dtype=np.float32)
     best = {int(i) for i in top_k(scores, NEWER_FIRST_TOP)}
     pairs = []
     for new in (i for i in best if changed[i] and np.isfinite(said[i])):
-        old = _nearest(vectors, new)
-        if old in best and said[old] < said[new] and _nearest(vectors, old) == new:
+        old = _nearest(vectors, rows, new)
+        if old in best and said[old] < said[new] and _nearest(vectors, rows, old) == new:
             pairs.append((new, old))
     # Oldest change first, so a chain (A, then B replacing it, then C replacing B) ends C, B, A.
     for new, old in sorted(pairs, key=lambda pair: said[pair[0]]):
@@ -99,7 +104,10 @@ def newer_first(
     return lift
 
 
-def _nearest(vectors: np.ndarray, row: int) -> int:
-    cosines = vectors @ vectors[row]
-    cosines[row] = -np.inf
+def _nearest(vectors: np.ndarray, rows: np.ndarray | None, candidate: int) -> int:
+    if rows is None:
+        cosines = vectors @ vectors[candidate]
+    else:
+        cosines = (vectors @ vectors[rows[candidate]])[rows]
+    cosines[candidate] = -np.inf
     return int(np.argmax(cosines))

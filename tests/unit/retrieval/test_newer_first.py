@@ -70,3 +70,14 @@ def test_a_change_outside_the_first_candidates_is_not_lifted() -> None:
     changed[n - 1] = True
     said = np.arange(n, dtype=float)
     assert not newer_first(scores, said, vectors, changed).any()
+
+
+def test_candidates_may_be_rows_of_the_whole_matrix() -> None:
+    # Row 2 of the matrix (out of scope) is the change's nearest; among the candidates
+    # (rows 0, 1, 3) the old fact is.
+    matrix = _unit([1, 0.1, 0], [1, 0.3, 0], [1, 0.29, 0], [0, 0, 1])
+    rows = np.array([0, 1, 3])
+    scores = np.array([0.8, 0.5, 0.6])
+    lift = newer_first(scores, np.array([1.0, 2.0, 3.0]), matrix, np.array([False, True, False]),
+                       rows)  # fmt: skip
+    assert lift[1] > 0 and lift[[0, 2]].tolist() == [0, 0]
