@@ -139,6 +139,8 @@ function renderDetail({ fact, evidence, history, lineage }) {
   ];
   if (fact.source_error) facts.push(["avoid", fact.source_error]);
   if (fact.keywords && fact.keywords.length) facts.push(["keywords", fact.keywords.join(", ")]);
+  if (fact.questions && fact.questions.length) facts.push(["search keys", fact.questions.join(" | ")]);
+  if (fact.keyed_by) facts.push(["keyed by", fact.keyed_by]);
   pane.replaceChildren(
     el("h2", { id: "detail-content" }, fact.content),
     el("div", { className: "actions" },
