@@ -112,7 +112,10 @@ def _vet(keys: list[object], content: str = CAT) -> tuple[tuple[str, ...], list[
 def test_a_models_keys_say_nothing_their_fact_does_not() -> None:
     assert foreign_detail("Is Biscuit 3 years old?", CAT) == "3"
     assert foreign_detail("Does Ada feed Biscuit?", CAT) == "Ada"  # another fact's name
-    assert foreign_detail("Where is my ESP32 project?", "正在做自动浇花项目") == "ESP32"
+    assert foreign_detail("Which sensor does my ESP32 use?", "Building a plant waterer") == "ESP32"
+    assert foreign_detail("How is Tom's health?", "Father-in-law Tom is in remission") is None
+    assert foreign_detail("8月3日的航班？", "Flight to Lisbon on August 3") is None
+    assert foreign_detail("目标 HbA1c 是多少？", "医生说糖化血红蛋白要降到7以下") is None
     assert foreign_detail("What is my cat's name?", CAT) is None
     # A Chinese fact's names come back in pinyin; its numerals may come back as digits.
     assert foreign_detail("How old is Wang Jianguo?", "用户叫王建国，今年六十三岁") is None

@@ -6,10 +6,11 @@ model for facts without any (``prompts/keys.yaml``); the planner may pass some t
 ``remember`` tool. Whoever wrote them, a key is kept only when it is one line within
 ``limits.MAX_QUESTION_CHARS``, holds no secret (alone or read after the keys before it),
 is no instruction (``prompts/scope_rules.yaml``), and says nothing its fact does not:
-no number the fact lacks, and no identifier or Latin-script name the fact lacks. The
-last is a check of what can be checked without a model: an identifier (``ESP32``) is
-written the same in every language, and so is a name in an English fact, while a
-Chinese fact's names may come back in pinyin and are not checked. A key set aside is
+no number the fact lacks (a month's name may come back as its number), and in a fact not
+mostly Chinese no identifier (``ESP32``) or capitalised name the fact lacks. That is what
+can be checked without a model: an English fact's names and identifiers are written the
+same in every language, while a Chinese fact's names may come back in pinyin and its
+terms as English abbreviations (糖化血红蛋白, HbA1c), and are not checked. A key set aside is
 reported with its reason; the fact keeps the others, since keys only help recall.
 
 >>> from recallmem.extraction.scope_rules import load_scope_rules
@@ -41,6 +42,10 @@ _CJK_NUMERALS = frozenset("〇零一二两三四五六七八九十百千万亿")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’.\-_+#][A-Za-z0-9]+)*")
 _SENTENCE_END = re.compile(r"[.?!。？！:：]\s*$")
 _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "i’ll"})
+_POSSESSIVE = re.compile(r"['’]s$")
+# A date said with a month's name comes back in Chinese as its number ("July 10" -> 7月10日).
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NAME = re.compile(r"\b(" + "|".join(_MONTHS) + r")[a-z]*\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -60,30 +65,33 @@ class Vetted:
 
 
 def foreign_detail(key: str, fact: str) -> str | None:
-    """A number, identifier or (in a fact not mostly Chinese) Latin-script name that
-    ``key`` says and ``fact`` does not, else None.
+    """A number, or (in a fact not mostly Chinese) an identifier or a Latin-script name,
+    that ``key`` says and ``fact`` does not, else None.
 
     >>> foreign_detail("Does Ada bake on weekends?", "Bakes sourdough bread on weekends")
     'Ada'
-    >>> foreign_detail("我的 ESP32 项目用什么传感器？", "正在用 ESP32 做自动浇花项目") is None
+    >>> foreign_detail("7月10日去哪？", "Flying to Portland on July 10") is None
     True
     >>> foreign_detail("Where does Wang Jianguo live?", "用户叫王建国，住在杭州") is None
     True
     """
     said = fact.casefold()
-    digits = re.sub(r"[\s,]", "", said)
     if not _CJK_NUMERALS & set(fact):
+        digits = re.sub(r"[\s,]", "", said)
+        months = {str(_MONTHS.index(m.group(1).lower()) + 1) for m in _MONTH_NAME.finditer(fact)}
         for found in _NUMBER.finditer(key):
-            if found.group().replace(",", "") not in digits:
+            number = found.group().replace(",", "")
+            if number not in digits and number not in months:
                 return found.group()
-    names = not mostly_cjk(fact)
+    if mostly_cjk(fact):
+        return None  # its names may come back in pinyin, its terms as abbreviations (HbA1c)
     for match in _LATIN_WORD.finditer(key):
-        word = match.group()
+        word = _POSSESSIVE.sub("", match.group())
         if word.casefold() in said or word.casefold() in _FIRST_PERSON:
             continue
         identifier = any(c.isdigit() for c in word)
         starts = not key[: match.start()].strip() or _SENTENCE_END.search(key[: match.start()])
-        if identifier or (names and word[0].isupper() and not starts):
+        if identifier or (word[0].isupper() and not starts):
             return word
     return None
 
