@@ -115,6 +115,7 @@ def test_a_models_keys_say_nothing_their_fact_does_not() -> None:
     assert foreign_detail("Which sensor does my ESP32 use?", "Building a plant waterer") == "ESP32"
     assert foreign_detail("How is Tom's health?", "Father-in-law Tom is in remission") is None
     assert foreign_detail("8月3日的航班？", "Flight to Lisbon on August 3") is None
+    assert foreign_detail("Alarm at 8:15?", "早上闹钟定在8点15") is None
     assert foreign_detail("目标 HbA1c 是多少？", "医生说糖化血红蛋白要降到7以下") is None
     assert foreign_detail("What is my cat's name?", CAT) is None
     # A Chinese fact's names come back in pinyin; its numerals may come back as digits.

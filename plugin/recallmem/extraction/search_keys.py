@@ -80,8 +80,9 @@ def foreign_detail(key: str, fact: str) -> str | None:
         digits = re.sub(r"[\s,]", "", said)
         months = {str(_MONTHS.index(m.group(1).lower()) + 1) for m in _MONTH_NAME.finditer(fact)}
         for found in _NUMBER.finditer(key):
-            number = found.group().replace(",", "")
-            if number not in digits and number not in months:
+            # Each run of digits on its own: 8:15 is "8点15" in Chinese, 3,000 is "3000".
+            runs = re.findall(r"\d+", found.group().replace(",", ""))
+            if any(run not in digits and run not in months for run in runs):
                 return found.group()
     if mostly_cjk(fact):
         return None  # its names may come back in pinyin, its terms as abbreviations (HbA1c)
