@@ -4,17 +4,18 @@ Each option is a ``rank_fn`` over one user's ``KeyedCandidates``, running the pr
 own scoring (``recallmem.retrieval.fusion.relevance``) with the dense part and the
 lexical index the option gives it:
 
-- ``content`` (no keys): the default as it is;
-- ``joined``: each fact's vector is its content joined with its keys
-  (``recallmem.facts.search_text``: what the product stores);
+- ``content`` (no keys): the default as it was;
+- ``averaged``: each fact's vector is its content's plus the mean of its keys'
+  (``recallmem.facts.fact_vectors``: what the product stores);
+- ``joined``: the content and its keys embedded as one text;
 - ``multi``: the content and each key embedded apart, the best one counts;
 - ``lexical``: the keys' words indexed with the fact (as ``Fact.keywords`` are), vectors
   of the content;
-- ``joined+lexical``, ``multi+lexical``: both.
+- ``averaged+lexical``, ``joined+lexical``, ``multi+lexical``: both.
 
 Each then lifts a fact stating a change above the older fact it replaces, as ``recall``
-does (``recallmem.retrieval.newer_first``); ``content-newer`` and ``joined-newer`` leave
-that rule out (the first is the default before this work).
+does (``recallmem.retrieval.newer_first``); ``content-newer`` and ``averaged-newer``
+leave that rule out (the first is the default before this work).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 from recallmem.embedders import normalize_rows
-from recallmem.facts.search_text import search_text
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.retrieval.fusion import Scope, centre_of, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
@@ -38,13 +39,12 @@ from recallmem.types import Fact as ProductFact
 from bench.bilingual_cache import RunEncoder, _seconds
 from bench.bilingual_data import Question, User
 
-OPTIONS = ("content", "joined", "multi", "lexical", "joined+lexical", "multi+lexical",
-           "content-newer", "joined-newer")  # fmt: skip
+OPTIONS = ("content", "averaged", "joined", "multi", "lexical", "averaged+lexical",
+           "joined+lexical", "multi+lexical", "content-newer", "averaged-newer")  # fmt: skip
 
 
-def _joined(text: str, keys: tuple[str, ...]) -> str:
-    return search_text(ProductFact(content=text, category="context", user_id="u",
-                                   questions=keys))  # fmt: skip
+def _product(text: str, keys: tuple[str, ...]) -> ProductFact:
+    return ProductFact(content=text, category="context", user_id="u", questions=keys)
 
 
 @dataclass
@@ -56,6 +56,7 @@ class KeyedCandidates:
     said_at: np.ndarray
     cjk: np.ndarray
     content: np.ndarray  # (n, d) unit rows
+    averaged: np.ndarray  # (n, d): the content's vector plus the mean of its keys'
     joined: np.ndarray  # (n, d): content and keys as one text
     key_rows: np.ndarray  # (m, d): every key of every fact
     key_owner: np.ndarray  # (m,): the fact row of each key
@@ -77,8 +78,12 @@ class KeyedCandidates:
             said_at=np.array([_seconds(f.said_at) for f in user.facts], dtype=np.float64),
             cjk=np.fromiter((mostly_cjk(t) for t in texts), bool, len(texts)),
             content=normalize_rows(encoder.embed_array(texts)),
+            averaged=fact_vectors(
+                lambda t: normalize_rows(encoder.embed_array(t)),
+                [_product(t, k) for t, k in zip(texts, keys, strict=True)],
+            ),
             joined=normalize_rows(
-                encoder.embed_array([_joined(t, k) for t, k in zip(texts, keys, strict=True)])
+                encoder.embed_array(["\n".join((t, *k)) for t, k in zip(texts, keys, strict=True)])
             ),
             key_rows=key_rows,
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
@@ -91,9 +96,15 @@ class KeyedCandidates:
         )
 
 
+def _vectors(kc: KeyedCandidates, option: str) -> np.ndarray:
+    if option.startswith("averaged"):
+        return kc.averaged
+    return kc.joined if option.startswith("joined") else kc.content
+
+
 def _dense(kc: KeyedCandidates, option: str, query: np.ndarray, tail: np.ndarray | None,
            weights: Weights) -> np.ndarray:  # fmt: skip
-    vectors = kc.joined if option.startswith("joined") else kc.content
+    vectors = _vectors(kc, option)
     cosine = nearest_cosine(vectors, query, tail, centre_of(vectors, weights))
     if option.startswith("multi") and len(kc.key_rows):
         # The content's cosine against its best key's, each fact keeping the higher.
@@ -129,8 +140,7 @@ def option_rank(
         window = mentioned_window(text, asked_now)
         scores = relevance(text, scope, lexical, lexicon, weights, window).scores
         if not option.endswith("-newer"):
-            vectors = kc.joined if option.startswith("joined") else kc.content
-            scores = scores + newer_first(scores, kc.said_at, vectors, kc.changed)
+            scores = scores + newer_first(scores, kc.said_at, _vectors(kc, option), kc.changed)
         return scores
 
     return rank

@@ -16,10 +16,11 @@ import pytest
 from langchain_core.messages import BaseMessage
 from recallmem import Memory, MemoryConfig
 from recallmem.cli import main
-from recallmem.facts.search_text import search_text
+from recallmem.embedders import embed_matrix
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.limits import KEYING_FACTS_PER_CALL
 from recallmem.testing import FakeChatModel, HashingEmbeddings
-from recallmem.types import Source
+from recallmem.types import Fact, Source
 
 CAT = "Has a ginger cat named Biscuit"
 KEYS = ["What is my cat called?", "我的猫叫什么名字？"]
@@ -52,9 +53,12 @@ def test_a_facts_vector_follows_its_keys(memory: Memory) -> None:
     def stored() -> np.ndarray:
         return memory.repository.vectors("ada", [fact.id])[0]
 
-    assert np.allclose(stored(), encoder.embed_query(search_text(fact)))
+    def expected(fact: Fact) -> np.ndarray:
+        return fact_vectors(lambda texts: embed_matrix(encoder, texts), [fact])[0]
+
+    assert np.allclose(stored(), expected(fact))
     edited = memory.update(fact.id, questions=KEYS[:1])
-    assert np.allclose(stored(), encoder.embed_query(f"{CAT}\n{KEYS[0]}"))
+    assert np.allclose(stored(), expected(edited)) and not np.allclose(stored(), expected(fact))
     moved = memory.update(edited.id, content="Has a cat named Pudding")
     assert moved.questions == () and np.allclose(stored(), encoder.embed_query(moved.content))
 
@@ -104,8 +108,9 @@ def test_rekey_keys_facts_in_calls_of_twenty_within_the_budget(home: Path) -> No
         keyed = next(f for f in facts.values() if f.id != given.id)
         assert keyed.questions == (f"关于{keyed.content}的问题？",)
         assert keyed.keyed_by == "keys@1 fake-chat-model"
+        embed = lambda texts: embed_matrix(HashingEmbeddings(), texts)  # noqa: E731
         assert np.allclose(memory.repository.vectors("ada", [keyed.id])[0],
-                           HashingEmbeddings().embed_query(search_text(keyed)))  # fmt: skip
+                           fact_vectors(embed, [keyed])[0])  # fmt: skip
         shown = model.requests[0][-1].text
         assert shown.count("\n[F") == KEYING_FACTS_PER_CALL and CAT not in shown
 

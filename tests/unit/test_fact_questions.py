@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import numpy as np
 import pytest
 from pydantic import ValidationError
+from recallmem.embedders import embed_matrix
 from recallmem.errors import InvalidInputError, SecretRefusedError
 from recallmem.extraction.filter import Utterance
 from recallmem.extraction.hygiene import Context, make_plan
@@ -17,8 +17,8 @@ from recallmem.extraction.parser import ExtractionOutput, parse_extraction
 from recallmem.extraction.scope_rules import load_scope_rules
 from recallmem.extraction.search_keys import foreign_detail, vet_questions
 from recallmem.extraction.write_plan import Add, Confirm, Plan, apply_plan
+from recallmem.facts.fact_vectors import fact_vectors, vector_texts
 from recallmem.facts.near_duplicates import confirm, enrich, merge_batch
-from recallmem.facts.search_text import search_text
 from recallmem.facts.validation import edit_fact, new_fact
 from recallmem.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS, check_questions
 from recallmem.secrets.detector import load_secret_rules, screen_fact
@@ -203,12 +203,12 @@ def test_a_confirmation_keys_an_unkeyed_fact_only_with_keys_of_the_same_text() -
     assert apply_plan(plan, {bare.id: bare})[0].questions == KEYS
 
 
-def test_a_batch_writes_each_fact_with_the_vector_of_its_own_search_text() -> None:
+def test_a_batch_writes_each_fact_with_the_vector_of_its_own_content_and_keys() -> None:
     stored = fact(questions=KEYS, keyed_by="given")
     again = fact(questions=["猫叫什么？"], keyed_by="given")  # same text, other keys
     fresh = fact("Drinks oolong tea", questions=["What tea do I drink?"], keyed_by="given")
     candidates = [again, fresh]
-    vectors = np.array(HashingEmbeddings().embed_documents([search_text(c) for c in candidates]))
+    vectors = fact_vectors(lambda texts: embed_matrix(HashingEmbeddings(), texts), candidates)
     merged = merge_batch(candidates, vectors, [[(stored, 0.99)], []], threshold=0.7, now=NOW)
     assert merged.results[0].id == stored.id and merged.results[0].questions == KEYS
     assert [f.id for f, _ in merged.embedded] == [fresh.id]  # the stored keys keep their vector
@@ -223,4 +223,4 @@ def test_records_carry_keys_only_when_a_fact_has_some() -> None:
     record = json.loads(str(encode(bare)["record"]))
     assert "questions" not in record and "keyed_by" not in record  # as before the fields
     assert decode(keyed.id, None, encode(keyed)) == keyed
-    assert search_text(keyed) == "\n".join([CAT, *KEYS])
+    assert vector_texts(keyed) == (CAT, *KEYS)

@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from recallmem.facts.search_text import search_text
+from recallmem.facts.fact_vectors import vector_texts
 from recallmem.text.words import NEGATIONS, content_units, normalize
 from recallmem.types import Fact, Revision
 
@@ -68,7 +68,7 @@ def confirm(old: Fact, new: Fact, now: datetime) -> Fact:
 
 
 def _keys_kept(old: Fact, new: Fact) -> dict[str, object]:
-    # Search keys are embedded with the content (facts.search_text): a fact stored without
+    # Search keys are embedded with the content (facts.fact_vectors): a fact stored without
     # any takes the new one's only when the texts are the same, so the new one's vector is
     # exactly the confirmed fact's; otherwise the keying step keys it later.
     if old.questions or old.keyed_by or not new.questions or new.content != old.content:
@@ -124,7 +124,7 @@ def merge_batch(
         ]
         merged = _merge(candidate, pool, threshold, now)
         chosen[merged.id] = merged
-        if search_text(merged) == search_text(candidate):  # the candidate's vector is its own
+        if vector_texts(merged) == vector_texts(candidate):  # the candidate's vector is its own
             carrier.pop(rows.get(merged.id, -1), None)
             rows[merged.id], carrier[row] = row, merged.id
         results.append(merged)

@@ -8,7 +8,7 @@ keys ``limits.KEYING_FACTS_PER_CALL`` facts of one user at a time
 model's keys (:mod:`recallmem.extraction.search_keys`) and stored under the user's lock
 only on a fact still unkeyed and still saying what was shown: a person's edit made
 meanwhile is never overwritten. The fact is re-embedded with its keys
-(:mod:`recallmem.facts.search_text`). A fact the reply covers without a usable key is
+(:mod:`recallmem.facts.fact_vectors`). A fact the reply covers without a usable key is
 marked keyed all the same, so it is not asked about again.
 
 Resumable by construction: what is done is in the facts themselves, so a run cut short

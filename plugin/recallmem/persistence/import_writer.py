@@ -22,7 +22,7 @@ import numpy as np
 
 from recallmem.embedders.vectors import normalize_rows
 from recallmem.errors import DiskFullError, StoreError
-from recallmem.facts.search_text import search_text
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.store.chroma import FactStore
 from recallmem.store.failures import is_disk_full
 from recallmem.store.intents import Intent, IntentLog
@@ -99,7 +99,7 @@ class ImportWriter:
         if not facts:
             return np.zeros((0, 1), np.float32)
         missing = [row for row, f in enumerate(facts) if f.id not in carried]
-        embedded = self.target.embed([search_text(facts[r]) for r in missing]) if missing else None
+        embedded = fact_vectors(self.target.embed, [facts[r] for r in missing]) if missing else None
         if len(missing) == len(facts):
             return embedded  # type: ignore[return-value]
         kept = [row for row, f in enumerate(facts) if f.id in carried]

@@ -30,8 +30,8 @@ from typing import Protocol
 import numpy as np
 
 from recallmem.errors import StoreError
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.facts.near_duplicates import merge_batch
-from recallmem.facts.search_text import search_text
 from recallmem.persistence.ahead import prepared_ahead
 from recallmem.retrieval.index import UserIndex
 from recallmem.store.chroma import FactStore
@@ -84,7 +84,7 @@ def remember_in_steps(
     written: set[str] = set()
     results: list[Fact] = []
     try:
-        embed = lambda step: target.embed([search_text(c) for c in step])  # noqa: E731
+        embed = lambda step: fact_vectors(target.embed, step)  # noqa: E731
         with closing(prepared_ahead(steps, embed, ahead)) as ready:
             for number, (step, vectors) in enumerate(ready, start=1):
                 last = number == len(steps)

@@ -34,7 +34,7 @@ from langchain_core.embeddings import Embeddings
 from recallmem.config import MemoryConfig
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
-from recallmem.facts.search_text import search_text
+from recallmem.facts.fact_vectors import fact_vectors, vector_texts
 from recallmem.facts.validation import foreign_rows
 from recallmem.persistence.import_writer import Carried, ImportWriter
 from recallmem.persistence.remember_steps import remember_in_steps
@@ -264,11 +264,11 @@ class FactRepository:
     writing, write = _writing, _write
 
     def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
-        texts = {f.id: search_text(f) for f in facts}  # what a fact's vector is made of
-        held = {f.id: search_text(old) for f in facts if (old := index.get(f.id)) is not None}
-        embedded = [f for f in facts if held.get(f.id) != texts[f.id]]
-        vectors = self.embed([texts[f.id] for f in embedded]) if embedded else None
-        self._write(index, embedded, vectors, [f for f in facts if held.get(f.id) == texts[f.id]])
+        stale = {f.id for f in facts if (old := index.get(f.id)) is None
+                 or vector_texts(old) != vector_texts(f)}  # fmt: skip
+        embedded = [f for f in facts if f.id in stale]
+        vectors = fact_vectors(self.embed, embedded) if embedded else None
+        self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are, embedding only changed texts; no dedup.

@@ -1,6 +1,6 @@
 """Which of a hit's search keys the query matched, for the hit's score parts.
 
-A fact's keys are embedded with its content as one vector (``facts.search_text``), so
+A fact's keys are embedded with its content into one vector (``facts.fact_vectors``), so
 the dense part cannot say which key brought it near; the words can. The key named is the
 one sharing the most of the query's meaningful words (``text.words.content_units``: words,
 and CJK characters, without function words), if any shares one.
