@@ -4,18 +4,19 @@ Each option is a ``rank_fn`` over one user's ``KeyedCandidates``, running the pr
 own scoring (``recallmem.retrieval.fusion.relevance``) with the dense part and the
 lexical index the option gives it:
 
-- ``content`` (no keys): the default as it was;
+- ``content`` (no keys): the default without keys;
 - ``averaged``: each fact's vector is its content's plus the mean of its keys'
-  (``recallmem.facts.fact_vectors``: what the product stores);
+  (``recallmem.facts.fact_vectors``);
 - ``joined``: the content and its keys embedded as one text;
 - ``multi``: the content and each key embedded apart, the best one counts;
 - ``lexical``: the keys' words indexed with the fact (as ``Fact.keywords`` are), vectors
   of the content;
-- ``averaged+lexical``, ``joined+lexical``, ``multi+lexical``: both.
+- ``averaged+lexical`` (what the product does), ``joined+lexical``, ``multi+lexical``:
+  both.
 
 Each then lifts a fact stating a change above the older fact it replaces, as ``recall``
-does (``recallmem.retrieval.newer_first``); ``content-newer`` and ``averaged-newer``
-leave that rule out (the first is the default before this work).
+does (``recallmem.retrieval.newer_first``); ``content-newer`` (the default before this
+work) and ``averaged+lexical-newer`` leave that rule out.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from recallmem.types import Fact as ProductFact
 from bench.bilingual_cache import RunEncoder, _seconds
 from bench.bilingual_data import Question, User
 
-OPTIONS = ("content", "averaged", "joined", "multi", "lexical", "averaged+lexical",
-           "joined+lexical", "multi+lexical", "content-newer", "averaged-newer")  # fmt: skip
+OPTIONS = ("content", "averaged+lexical", "averaged", "joined", "joined+lexical", "multi",
+           "multi+lexical", "lexical", "content-newer", "averaged+lexical-newer")  # fmt: skip
 
 
 def _product(text: str, keys: tuple[str, ...]) -> ProductFact:

@@ -200,3 +200,12 @@ def test_the_matched_key_is_named_in_the_score_parts(memory: Memory) -> None:
     (hit,) = memory.recall("我的猫叫什么", user_id="ada", k=1)
     assert hit.parts.key == "我的猫叫什么名字？"
     assert memory.recall("ginger", user_id="ada", k=1)[0].parts.key is None
+
+
+def test_a_keys_words_are_lexical_evidence_for_its_fact(memory: Memory) -> None:
+    keyed = memory.remember(CAT, user_id="ada", category="identity", questions=["我的宠物叫什么？"])
+    bare = memory.remember(CAT, user_id="bob", category="identity")
+    (hit,) = memory.recall("宠物", user_id="ada", k=1)
+    assert hit.fact.id == keyed.id and hit.parts.lexical > 0
+    (plain,) = memory.recall("宠物", user_id="bob", k=1)
+    assert plain.fact.id == bare.id and plain.parts.lexical == 0  # "pet" is not in the fact

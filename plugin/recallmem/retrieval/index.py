@@ -70,7 +70,10 @@ class _Derived:
         # Keywords are matched as words (lexically) only: the vectors are the content's,
         # so a fact's meaning and its dedup neighbours do not move with a few loose words,
         # and a keyword edit needs no embedding. The script (``cjk``) is the content's too.
-        self._keywords = [f.keywords for f in facts]
+        # Search keys are in the vector (facts.fact_vectors) and, like keywords, in the
+        # lexical index: measured, their words lift top-1 on the development sets by 1.6
+        # (docs/decisions/0040-search-keys.md). Lengths stay the content's.
+        self._keywords = [(*f.keywords, *f.questions) for f in facts]
         self._changes = [f.category is Category.CORRECTION for f in facts]
 
     @cached_property
