@@ -1,4 +1,4 @@
-"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|real_model|year|audit|all] [--quick] [--no-write]``."""
+"""``python -m bench [agent-loop|locomo|madial|bilingual|planner|keywords|keys|dedup|signals|peers|scale|scale-cold|ablation|secrets|consolidation|real_model|year|audit|all] [--quick] [--no-write]``."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
     from bench.real_model import real_model
     from bench.scale import scale
     from bench.scale_cold import scale_cold
+    from bench.search_keys_report import keys
     from bench.secrets import secrets
     from bench.signals_quality import signals
     from bench.summary import summary
@@ -52,6 +53,7 @@ def _suites() -> dict[str, Callable[..., Any]]:
         "keywords": keywords,
         "dedup": dedup,
         "signals": signals,
+        "keys": keys,
         "consolidation": consolidation,
         "real_model": real_model,
         "year": year,
@@ -69,6 +71,7 @@ ORDER = (
     "keywords",
     "dedup",
     "signals",
+    "keys",
     "ablation",
     "embedders",
     "peers",

@@ -24,7 +24,7 @@ from bench.bilingual_metrics import K_MAX, Ranked
 def memory_item(fact: Any) -> dict[str, Any]:
     """A benchmark fact as a ``remember_many`` item: its text, its category (``context``
     where the set's is not one of ``recallmem.types.Category``), when it was said, and
-    any search keywords it carries."""
+    any search keywords and keys it carries."""
     from recallmem.types import Category, Source
 
     category = fact.category if fact.category in set(Category) else "context"
@@ -33,6 +33,8 @@ def memory_item(fact: Any) -> dict[str, Any]:
         item["source"] = Source(at=fact.said_at, extractor="benchmark")
     if getattr(fact, "keywords", ()):  # bench.keywords: facts with search keywords
         item["keywords"] = list(fact.keywords)
+    if getattr(fact, "questions", ()):  # bench.search_keys: facts with search keys
+        item["questions"] = list(fact.questions)
     return item
 
 

@@ -29,7 +29,7 @@ from bench.report import (
     write_section,
 )
 from bench.runner import peak_rss_mb
-from bench.synthetic import synthetic_fact, synthetic_query
+from bench.synthetic import synthetic_fact, synthetic_query, synthetic_questions
 
 FACTS_PER_USER = 100
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -54,8 +54,9 @@ def _memory(home: Path, hashing: bool = False) -> Any:
     return Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(dimension=512))
 
 
-def _load(memory: Any, size: int, users: int) -> float:
-    """Store ``size`` facts over ``users`` users with remember_many; seconds taken."""
+def _load(memory: Any, size: int, users: int, keys: bool = False) -> float:
+    """Store ``size`` facts over ``users`` users with remember_many (each with its
+    synthetic search keys if ``keys``); seconds taken."""
     per_user = size // users
     started = time.perf_counter()
     for user in range(users):
@@ -63,8 +64,10 @@ def _load(memory: Any, size: int, users: int) -> float:
         for start in range(first, first + per_user, BATCH):
             stop = min(start + BATCH, first + per_user)
             items = [
-                {"content": synthetic_fact(i), "category": "context"} for i in range(start, stop)
-            ]
+                {"content": synthetic_fact(i), "category": "context",
+                 **({"questions": synthetic_questions(i)} if keys else {})}
+                for i in range(start, stop)
+            ]  # fmt: skip
             memory.remember_many(items, user_id=f"user-{user}")
     return time.perf_counter() - started
 
@@ -80,12 +83,16 @@ def _time_recalls(memory: Any, users: list[str], seed: int, queries: int) -> dic
     return percentiles_ms(durations)
 
 
-def measure(size: int, users: int, queries: int = QUERIES, hashing: bool = False) -> dict[str, Any]:
-    """Load ``size`` facts over ``users`` users, then time recalls; in this process."""
+def measure(
+    size: int, users: int, queries: int = QUERIES, hashing: bool = False, keys: bool = False
+) -> dict[str, Any]:
+    """Load ``size`` facts over ``users`` users (with search keys if ``keys``), then time
+    recalls; in this process."""
     with tempfile.TemporaryDirectory(prefix="recallmem-scale-") as home:
         memory = _memory(Path(home), hashing)
         memory.recall("warm up", user_id="warm-up", k=1)
-        load_seconds = _load(memory, size, users)
+        load_seconds = _load(memory, size, users, keys)
+        store_mb = sum(p.stat().st_size for p in Path(home).rglob("*") if p.is_file()) / 2**20
         names = [f"user-{u}" for u in range(users)]
         # A fresh process sees every user cold: drop what loading left in the cache.
         memory.close()
@@ -109,6 +116,8 @@ def measure(size: int, users: int, queries: int = QUERIES, hashing: bool = False
         "recall_random_user_ms": random_users,
         "recall_hot_user_ms": hot_user,
         "peak_rss_mb": peak_rss_mb(),
+        "store_mb": round(store_mb, 1),
+        "keys": keys,
         "embedder": "hashing (no model)" if hashing else "USE",
     }
 

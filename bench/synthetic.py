@@ -217,3 +217,19 @@ def synthetic_query(i: int) -> str:
     name, rest = fact.split(" ", 1)
     thing = next(t for t in THINGS if t in rest)
     return f"What did {name} do with {thing}?"
+
+
+def synthetic_questions(i: int) -> list[str]:
+    """Search keys for fact ``i``, shaped as the keying model writes them (two short
+    questions, one in Chinese, and a paraphrase in Chinese): their words are made up, their
+    lengths and scripts are what a write and a store pay for, for the timed scale runs only.
+
+    >>> synthetic_questions(0)[0]
+    'What did Ada do with a border collie?'
+    """
+    fact = synthetic_fact(i)
+    name, rest = fact.split(" ", 1)
+    thing = next(t for t in THINGS if t in rest)
+    place = next(p for p in PLACES if p in rest)
+    return [f"What did {name} do with {thing}?", f"{name}在{place}做了什么？",
+            f"{name}在{place}处理了{thing}，那是{SEASONS[i % len(SEASONS)]}的事"]  # fmt: skip

@@ -42,6 +42,7 @@ DAY = timedelta(days=1)
 START = datetime(2027, 1, 4, tzinfo=UTC)  # a Monday
 STEP_HOUR = 12  # users talk and maintenance runs at noon UTC
 _SAID = re.compile(r"^\[(m\d+)\] user: (.*)$", re.MULTILINE)
+_SHOWN = re.compile(r"^\[(F\d+)\] \(\w+\) (.*)$", re.MULTILINE)  # a keying request's facts
 CITIES = ("Tokyo", "Lisbon", "Nairobi", "Oslo", "Lima", "Hanoi", "Quito", "Perth")
 
 
@@ -69,7 +70,12 @@ class Script:
         return text
 
     def reply(self, messages: list[BaseMessage]) -> str:
-        """The extraction model's answer for a window: one fact per scripted message."""
+        """The extraction model's answer for a window: one fact per scripted message; or
+        the keying model's, for the maintenance runs' keying step: one question a fact."""
+        if "<facts>" in messages[-1].text:
+            shown = _SHOWN.findall(messages[-1].text)
+            return json.dumps({"keys": [{"id": ref, "questions": [f"What about: {text}?"]}
+                                        for ref, text in shown]})  # fmt: skip
         facts = [
             {**self.facts[text], "message_ids": [ref]}
             for ref, text in _SAID.findall(messages[-1].text)

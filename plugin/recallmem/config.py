@@ -137,6 +137,17 @@ class MemoryConfig(BaseSettings):
         default=40, ge=2, le=200, description="Facts shown in one user's consolidation call."
     )
 
+    # Search keys (recallmem.lifecycle.keying)
+    keying_max_facts: int = Field(
+        default=200,
+        ge=0,
+        description=(
+            "Facts without search keys the configured model keys in one maintenance run "
+            "or `recallmem rekey` (20 per model call); 0: never. The rest wait for the "
+            "next run."
+        ),
+    )
+
     # Injection
     max_injection_tokens: int = Field(default=2000, ge=100)
     recall_floor: float | None = Field(

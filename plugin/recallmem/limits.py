@@ -73,6 +73,14 @@ DEDUP_SIMILARITY = 0.7  # see docs/benchmarks.md, "Near-duplicate rule"
 # language, indexed lexically beside the content; a sentence would be content, not a keyword.
 MAX_KEYWORDS = 6
 MAX_KEYWORD_CHARS = 24  # "automatic plant watering"; in Chinese, a word or two
+# A fact's search keys (``Fact.questions``): the questions it answers, in the user's
+# language and the other, and perhaps a paraphrase in the other language; embedded with
+# the fact (docs/decisions/0040-search-keys.md). A paraphrase of a one-sentence fact fits.
+MAX_QUESTIONS = 4
+MAX_QUESTION_CHARS = 200
+# Facts whose search keys one model call writes (prompts/keys.yaml): a call's answer is
+# about 60 output tokens a fact, so 20 facts stay far below any model's output limit.
+KEYING_FACTS_PER_CALL = 20
 
 # New facts read from one extraction reply; the rest are set aside, and the report says so.
 # A window holds at most 40 messages (twice the default flush count of 20), half of them
@@ -219,28 +227,45 @@ def check_keywords(value: object) -> tuple[str, ...]:
     >>> check_keywords([" 咖啡机 ", "漏水", "咖啡机"])
     ('咖啡机', '漏水')
     """
+    return _short_texts(value, "keyword", MAX_KEYWORDS, MAX_KEYWORD_CHARS,
+                        '["咖啡机", "漏水"]', "keep the words a question would use")  # fmt: skip
+
+
+def check_questions(value: object) -> tuple[str, ...]:
+    """A fact's search keys (``Fact.questions``): at most MAX_QUESTIONS lines of at most
+    MAX_QUESTION_CHARS, whitespace collapsed, repeats (ignoring case) dropped.
+
+    >>> check_questions(["What am I allergic to? ", "我对什么过敏？"])
+    ('What am I allergic to?', '我对什么过敏？')
+    """
+    return _short_texts(value, "question", MAX_QUESTIONS, MAX_QUESTION_CHARS,
+                        '["What am I allergic to?", "我对什么过敏？"]',
+                        "keep a question in each language and one paraphrase")  # fmt: skip
+
+
+def _short_texts(
+    value: object, noun: str, most: int, chars: int, example: str, advice: str
+) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
         raise InvalidInputError(
-            f"keywords must be a list of short strings, got {type(value).__name__}; "
-            'e.g. ["咖啡机", "漏水"]'
+            f"{noun}s must be a list of short strings, got {type(value).__name__}; e.g. {example}"
         )
     kept: dict[str, str] = {}
-    for keyword in value:
-        if not isinstance(keyword, str) or not keyword.strip():
-            raise InvalidInputError(f"each keyword must be a non-blank string, got {keyword!r}")
-        word = " ".join(keyword.split())  # one line: a keyword is shown and matched as one
-        if len(word) > MAX_KEYWORD_CHARS:
+    for text in value:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError(f"each {noun} must be a non-blank string, got {text!r}")
+        line = " ".join(text.split())  # one line: it is shown and matched as one
+        if len(line) > chars:
             raise InvalidInputError(
-                f"keyword {word[:60]!r} is {len(word)} characters; a keyword is one short "
-                f"word or phrase of at most {MAX_KEYWORD_CHARS} characters"
+                f"{noun} {line[:60]!r} is {len(line)} characters; a {noun} is one short "
+                f"line of at most {chars} characters"
             )
-        kept.setdefault(word.casefold(), word)
-    if len(kept) > MAX_KEYWORDS:
+        kept.setdefault(line.casefold(), line)
+    if len(kept) > most:
         raise InvalidInputError(
-            f"{len(kept)} keywords given; a fact takes at most {MAX_KEYWORDS} (keep the "
-            "words a question would use)"
+            f"{len(kept)} {noun}s given; a fact takes at most {most} ({advice})"
         )
     return tuple(kept.values())
 

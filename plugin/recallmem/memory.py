@@ -41,6 +41,7 @@ from recallmem.facts.validation import (
     require_user,
 )
 from recallmem.lifecycle.consolidation import ConsolidationReport
+from recallmem.lifecycle.keying import KeyingReport
 from recallmem.limits import DEFAULT_PAGE
 from recallmem.operations.extracting import Extracting, configured_model
 from recallmem.operations.health import MemoryHealth, check_health
@@ -163,16 +164,19 @@ class Memory:
                  confidence: float = 0.9, agent_id: str | None = None,
                  thread_id: str | None = None, source: Source | None = None,
                  pinned: bool = False, valid_until: datetime | str | None = None,
-                 keywords: Sequence[str] = ()) -> Fact:  # fmt: skip
+                 keywords: Sequence[str] = (), questions: Sequence[str] = ()) -> Fact:  # fmt: skip
         """Store one fact, or confirm the one it duplicates; returns the stored fact.
 
         ``valid_until`` (a timezone-aware datetime or an ISO 8601 string with an offset)
         is when the fact stops being true: from then on it is not recalled. A past
         value stores the fact already expired. ``keywords``: words recall matches too.
+        ``questions``: search keys, the questions the fact answers (in the user's
+        language and the other) and perhaps a paraphrase, embedded with it; without
+        any, the keying step writes some when a model is configured.
         """
         item = {"content": content, "category": category, "confidence": confidence,
                 "source": source, "pinned": pinned, "valid_until": valid_until,
-                "keywords": keywords}  # fmt: skip
+                "keywords": keywords, "questions": questions}  # fmt: skip
         facts = self.remember_many([item], user_id=user_id, agent_id=agent_id, thread_id=thread_id)
         return facts[0]
 
@@ -182,8 +186,8 @@ class Memory:
         """Store many facts in one embedding batch; duplicates confirm existing facts.
 
         Each item is a mapping with ``content``, ``category`` and optionally ``confidence``,
-        ``pinned``, ``source``, ``valid_until``, ``keywords``. Returns the stored fact
-        for each item.
+        ``pinned``, ``source``, ``valid_until``, ``keywords``, ``questions``. Returns the
+        stored fact for each item.
         """
         return self._writing.remember_many(items, user_id=user_id, agent_id=agent_id,
                                            thread_id=thread_id)  # fmt: skip
@@ -191,14 +195,15 @@ class Memory:
     def remember_proposed(self, content: str, *, user_id: str, category: str | Category,
                           confidence: float = 0.9, agent_id: str | None = None,
                           thread_id: str | None = None, message_id: str | None = None,
-                          keywords: Sequence[str] = (),
+                          keywords: Sequence[str] = (), questions: Sequence[str] = (),
                           learned_in: str | None = None) -> ProposalOutcome:  # fmt: skip
         """Store a fact an agent's model proposed (the ``remember`` tool) under extraction's
         rules (:mod:`recallmem.extraction.admission`); its source is ``planner`` (with the
         message it answered and ``learned_in``, the agent whose run it came from)."""
         return self._writing.remember_proposed(content, user_id=user_id, category=category,
             confidence=confidence, agent_id=agent_id, thread_id=thread_id,
-            message_id=message_id, keywords=keywords, learned_in=learned_in)  # fmt: skip
+            message_id=message_id, keywords=keywords, learned_in=learned_in,
+            questions=questions)  # fmt: skip
 
     def record_retrieval(self, record: RetrievalRecord) -> None:
         """Keep what one retrieval put before a model (durable, bounded, erased by purges)."""
@@ -213,15 +218,19 @@ class Memory:
                category: str | Category | None = None, confidence: float | None = None,
                pinned: bool | None = None, status: str | Status | None = None,
                reason: str | None = None, valid_until: datetime | str | None = None,
-               keywords: Sequence[str] | None = None) -> Fact:  # fmt: skip
+               keywords: Sequence[str] | None = None,
+               questions: Sequence[str] | None = None) -> Fact:  # fmt: skip
         """Edit a fact; new content is re-embedded and the old text kept in history.
+
+        ``questions`` replaces its search keys (``[]`` clears them for good); new content
+        given without them drops the old keys, and the keying step writes new ones.
 
         ``status="active"`` restores a faded fact (its decay clock restarts); an expired
         one also needs a later ``valid_until``.
         """
         return self._writing.update(fact_id, user_id, content=content, category=category,
             confidence=confidence, pinned=pinned, status=status, reason=reason,
-            valid_until=valid_until, keywords=keywords)  # fmt: skip
+            valid_until=valid_until, keywords=keywords, questions=questions)  # fmt: skip
 
     def move(self, fact_id: str, *, agent_id: str | None, user_id: str | None = None) -> Fact:
         """Move a fact between scopes: to the user's shared memory (``agent_id=None``), seen
@@ -324,6 +333,14 @@ class Memory:
         """
         return self.lifecycle.maintain(now=now, user_id=user_id, simulated_clock=simulated_clock)
 
+    def rekey(self, *, user_id: str | None = None, max_facts: int | None = None) -> KeyingReport:
+        """Write search keys, with the configured model, for active facts that have none
+        (written by hand, imported, older, or edited since): one user's, or every user's
+        if None, at most ``max_facts`` (``keying_max_facts`` if None), 20 per model call.
+        Without a model nothing happens. Maintenance does the same within its budget.
+        """
+        return self.lifecycle.rekey(user_id, max_facts)
+
     def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
                 agent_id: str | None = None, timezone: str | tzinfo | None = None,
                 said_at: datetime | str | None = None) -> Observation:  # fmt: skip
@@ -408,6 +425,7 @@ class Memory:
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
     amaintain = async_twin(maintain)
+    arekey = async_twin(rekey)
     aconsolidate = async_twin(consolidate)
     acopy = async_twin(copy)
     aobserve = async_twin(observe)

@@ -21,7 +21,7 @@ from recallmem.errors import InvalidInputError
 
 # Re-exported: the limit a Fact's content is held to.
 from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
-from recallmem.limits import check_keywords
+from recallmem.limits import check_keywords, check_questions
 
 
 def utcnow() -> datetime:
@@ -205,6 +205,22 @@ class Fact(BaseModel):
             "lexically with the content; data for recall, never shown as instructions."
         ),
     )
+    questions: tuple[str, ...] = Field(
+        default=(),
+        description=(
+            "Search keys: short questions the fact answers, in the user's language and the "
+            "other, and perhaps a paraphrase in the other language; embedded with the "
+            "content so that the user's own words find it; never shown to a model."
+        ),
+    )
+    keyed_by: str | None = Field(
+        default=None,
+        description=(
+            "Who wrote ``questions``: 'given' (passed with the fact or set by an edit; never "
+            "rewritten by the keying step), else the prompt and model that wrote them "
+            "('keys@1 gpt-4o-mini'); None: not keyed yet."
+        ),
+    )
 
     @field_validator("content")
     @classmethod
@@ -220,6 +236,14 @@ class Fact(BaseModel):
         try:
             return check_keywords(value)
         except InvalidInputError as exc:  # pydantic reports a ValueError as a field error
+            raise ValueError(str(exc)) from None
+
+    @field_validator("questions", mode="before")
+    @classmethod
+    def _questions_checked(cls, value: Any) -> tuple[str, ...]:
+        try:
+            return check_questions(value)
+        except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
 
     @field_validator("agent_id", "thread_id")
@@ -238,6 +262,16 @@ class ScoreParts(BaseModel):
     recency: float = 0.0
     confidence: float = 0.0
     time: float = Field(default=0.0, description="Match with the time the query names, if any.")
+    newer: float = Field(
+        default=0.0,
+        description="The lift that put a fact stating a change just above the older fact it "
+        "replaces (recallmem.retrieval.newer_first); 0 for most hits.",
+    )
+    key: str | None = Field(
+        default=None,
+        description="The fact's search key (Fact.questions) sharing most words with the "
+        "query, if any shares one: which key matched.",
+    )
 
 
 class ScoreWeights(BaseModel):
@@ -250,6 +284,7 @@ class ScoreWeights(BaseModel):
     recency: float = 0.0
     confidence: float = 0.0
     time: float = 0.0
+    newer: float = 0.0
 
 
 class ScoredFact(BaseModel):

@@ -88,6 +88,19 @@ def test_remembering_again_confirms(tools: list[BaseTool]) -> None:
     assert again.startswith("Already in memory, confirmed again")
 
 
+def test_the_planner_may_give_search_keys_and_they_are_vetted(
+    tools: list[BaseTool], memory: Memory
+) -> None:
+    _, remember = tools
+    config = {"configurable": {"user_id": "ada"}}
+    remember.invoke({"content": "Has a ginger cat named Biscuit", "category": "identity",
+                     "questions": ["What is my cat called?", "Does Ada feed Biscuit?",
+                                   "wifi password hunter2-oak"]}, config)  # fmt: skip
+    (stored,) = memory.list(user_id="ada")
+    assert stored.questions == ("What is my cat called?",)  # a name and a secret set aside
+    assert "questions" in remember.get_input_schema().model_json_schema()["properties"]
+
+
 def test_scope_from_runtime_context_object(tools: list[BaseTool]) -> None:
     recall, remember = tools
 

@@ -120,6 +120,17 @@ def _consolidation_words() -> None:
     assert key_terms("Likes tea") == {"tea"}
 
 
+def _keys() -> None:
+    spec = load_prompt("keys")
+    assert "<facts>" in spec.render(facts="[F1] (identity) Has a cat")[-1][1]
+
+
+def _change_words() -> None:
+    from recallmem.retrieval.newer_first import states_change
+
+    assert states_change("Switched to day shifts") and not states_change("Has a cat")
+
+
 LOADERS: dict[str, Callable[[], object]] = {
     "extract": _render_extract,
     "memory_block": _render_memory_block,
@@ -133,6 +144,8 @@ LOADERS: dict[str, Callable[[], object]] = {
     "function_words": _function_words,
     "consolidate": _consolidate,
     "consolidation_words": _consolidation_words,
+    "keys": _keys,
+    "change_words": _change_words,
 }
 
 

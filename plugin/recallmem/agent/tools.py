@@ -54,6 +54,7 @@ from recallmem.extraction.proposal import ProposalOutcome
 from recallmem.limits import (
     MAX_KEYWORDS,
     MAX_QUERY_CHARS,
+    MAX_QUESTIONS,
     MAX_TOOL_CONTENT_CHARS,
     MAX_TOOL_K,
     SHORT_ID_CHARS,
@@ -90,6 +91,7 @@ class RememberInput(BaseModel):
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     keywords: list[str] = Field(default_factory=list, max_length=MAX_KEYWORDS)
+    questions: list[str] = Field(default_factory=list, max_length=MAX_QUESTIONS)
     runtime: Injected = None
 
 
@@ -245,6 +247,7 @@ class MemoryToolkit(BaseToolkit):
             category: Category,
             confidence: float = 0.9,
             keywords: list[str] | None = None,
+            questions: list[str] | None = None,
             runtime: Runtime = None,
             *,
             config: RunnableConfig,
@@ -256,6 +259,7 @@ class MemoryToolkit(BaseToolkit):
                     content, category=category, confidence=confidence, user_id=scope.user_id,
                     agent_id=None, learned_in=scope.agent_id, thread_id=scope.thread_id,
                     message_id=turn_message_id(runtime), keywords=keywords or (),
+                    questions=questions or (),
                 )  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc

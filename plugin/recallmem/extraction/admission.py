@@ -5,7 +5,7 @@ model reading a window (:mod:`recallmem.extraction.hygiene`, which adds the rule
 the window's words) or an agent's model calling the ``remember`` tool
 (:mod:`recallmem.extraction.proposal`). A proposal is refused when it
 
-1. holds a secret, in its text, evidence, mistake or keywords: a model's proposal is
+1. holds a secret, in its text, evidence, mistake, keywords or search keys: a model's proposal is
    refused, never redacted, whatever ``MemoryConfig.secrets`` says for library writes;
 2. is something the scope rules exclude (a permission granted to the assistant, the
    assistant about itself: ``prompts/scope_rules.yaml``);
@@ -79,7 +79,7 @@ def refusal(candidate: CandidateFact, policy: Policy, rules: Rules) -> Refusal |
     """The first of the rules above that ``candidate`` breaks, else None."""
     text = " ".join(
         filter(None, [candidate.content, candidate.evidence, candidate.source_error,
-                      *candidate.keywords])
+                      *candidate.keywords, *candidate.questions])
     )  # fmt: skip
     if found := find_secret(text, rules.secrets, count_redacted=True):
         return Refusal("secret", f"holds a secret ({found.kind}); secrets are never stored")

@@ -51,7 +51,10 @@ class DeadLetter(BaseModel):
     at: datetime
 
 
-NO_USAGE = {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0}  # empty queue
+# An empty queue's usage. ``keying_calls``: the keying step's share of ``calls`` (its
+# tokens are in the totals too); ``windows`` counts extracted windows only.
+NO_USAGE = {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0, "keying_calls": 0}
+KEYING_USAGE = "keying:"  # usage_log keys of the keying step's calls: keying:<user>
 
 
 def _when(seconds: float | None) -> datetime | None:
@@ -188,11 +191,15 @@ class Backlog:
         return erased
 
     def usage(self, *, user_id: str | None = None) -> dict[str, int]:
-        """Model calls and tokens recorded so far."""
+        """Windows extracted, model calls and tokens recorded so far (the keying step's
+        calls included, and counted apart in ``keying_calls``)."""
         where, args = ("WHERE user_id = ?", [user_id]) if user_id else ("", [])
+        keying = f"key >= '{KEYING_USAGE}' AND key < '{KEYING_USAGE[:-1]};'"
         row = self.queue.read(
-            "SELECT COUNT(*), COALESCE(SUM(calls),0), COALESCE(SUM(input_tokens),0), "
-            f"COALESCE(SUM(output_tokens),0) FROM usage_log {where}",
+            f"SELECT COALESCE(SUM(NOT ({keying})),0), COALESCE(SUM(calls),0), "
+            "COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0), "
+            f"COALESCE(SUM(CASE WHEN {keying} THEN calls ELSE 0 END),0) FROM usage_log {where}",
             args,
         )[0]
-        return {"windows": row[0], "calls": row[1], "input_tokens": row[2], "output_tokens": row[3]}
+        return {"windows": row[0], "calls": row[1], "input_tokens": row[2],
+                "output_tokens": row[3], "keying_calls": row[4]}  # fmt: skip

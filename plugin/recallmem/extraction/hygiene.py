@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
+from typing import Any
 
 from recallmem.errors import InvalidInputError
 from recallmem.extraction.admission import Neighbours, Policy, Rules, duplicate_of, refusal
@@ -36,6 +37,7 @@ from recallmem.extraction.eviction import add_evictions as add_evictions  # re-e
 from recallmem.extraction.parser import CandidateFact, ExtractionResult, SupersedeRequest
 from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
 from recallmem.extraction.quotes import unsupported
+from recallmem.extraction.search_keys import vet_questions
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.write_plan import (
     Add,
@@ -177,6 +179,7 @@ class _Planner:
             return self.drop(candidate, "repeats another fact of this window")
         seen.add(key)
         source = self._source(candidate)
+        keys = self._keys(candidate)
         replaced = [(r, f) for r, f in self.links.get(index, []) if f.id not in self.touched]
         if not replaced and (dup := self._duplicate(candidate, neighbours)):
             fact, match = dup
@@ -185,17 +188,30 @@ class _Planner:
             why = "says more than a stored fact" if richer else "repeats a stored fact"
             self.ops.append(Confirm(fact_id=fact.id, confidence=candidate.confidence,
                                     source=source, content=richer, reason=why,
-                                    keywords=candidate.keywords))  # fmt: skip
+                                    keywords=candidate.keywords, **keys))  # fmt: skip
             return None
-        self._add(candidate, source, replaced)
+        self._add(candidate, source, replaced, keys)
         self.stored.add(index)
         return None
+
+    def _keys(self, candidate: CandidateFact) -> dict[str, Any]:
+        """The candidate's search keys that may be stored, with who wrote them; the
+        others are reported (the fact is kept: keys only help recall)."""
+        vetted = vet_questions(candidate.questions, candidate.content, self.secrets,
+                               self.rules.scope)  # fmt: skip
+        self.dropped += [Dropped(content=f"question {r.key}", category=candidate.category.value,
+                                 reason=r.reason) for r in vetted.rejected]  # fmt: skip
+        if not vetted.kept:
+            return {}
+        writer = " ".join(filter(None, [self.ctx.prompt_version, self.ctx.extractor]))
+        return {"questions": vetted.kept, "keyed_by": writer or "extraction"}
 
     def _add(
         self,
         candidate: CandidateFact,
         source: Source,
         replaced: list[tuple[SupersedeRequest, Fact]],
+        keys: dict[str, Any],
     ) -> None:
         error = candidate.source_error
         if candidate.category is Category.CORRECTION and not error and replaced:
@@ -220,6 +236,7 @@ class _Planner:
             created_at=self.now,
             updated_at=self.now,
             keywords=candidate.keywords,
+            **keys,
         )
         reason = "new fact" if not replaced else f"replaces {len(replaced)} stored fact(s)"
         self.ops.append(Add(fact=fact, reason=reason))

@@ -32,7 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallmem.errors import ExtractionError
 from recallmem.extraction.reply_json import find_json as find_json  # re-exported
 from recallmem.facts.expiry import normalise_local
-from recallmem.limits import MAX_FACTS_PER_WINDOW, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from recallmem.limits import (
+    MAX_FACTS_PER_WINDOW,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTIONS,
+)
 from recallmem.types import PROFILE_SECTIONS, Category
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
@@ -63,6 +69,16 @@ class CandidateFact(BaseModel):
         description=(
             "A few short search words for the fact in the user's other language (or "
             "languages), only words the fact says; never a secret."
+        ),
+    )
+    questions: tuple[str, ...] = Field(
+        default=(),
+        max_length=MAX_QUESTIONS,
+        description=(
+            "2-3 short questions the fact answers, as the user would ask them: one in the "
+            "user's language, one in the other; then perhaps a paraphrase of the fact in "
+            f"the other language. At most {MAX_QUESTION_CHARS} characters each; only what "
+            "the fact says; never a secret."
         ),
     )
     scope: Literal["user", "agent"] = Field(
@@ -223,6 +239,28 @@ def parse_keywords(value: Any, rejected: list[Rejected]) -> tuple[str, ...]:
     return tuple(kept.values())
 
 
+def parse_questions(value: Any, rejected: list[Rejected]) -> tuple[str, ...]:
+    """A fact's search keys as written: a list (or lines of one string), whitespace
+    collapsed, at most ``MAX_QUESTIONS``; what they may say is for hygiene
+    (:mod:`recallmem.extraction.search_keys`), so only their shape is read here.
+
+    >>> parse_questions(["What am I allergic to?", " 我对什么过敏？ ", {"q": 1}], [])
+    ('What am I allergic to?', '我对什么过敏？')
+    """
+    lines = value.splitlines() if isinstance(value, str) else _as_list(value)
+    kept: list[str] = []
+    for raw in lines:
+        line = " ".join(raw.split()) if isinstance(raw, str) else None
+        if line is None:
+            rejected.append(Rejected(item=f"question {str(raw)[:60]}", reason="not a line of text"))
+        elif line and len(kept) == MAX_QUESTIONS:
+            reason = f"more than {MAX_QUESTIONS} questions; the first {MAX_QUESTIONS} are kept"
+            rejected.append(Rejected(item=f"question {line[:60]}", reason=reason))
+        elif line:
+            kept.append(line)
+    return tuple(kept)
+
+
 def _fact(item: Any, rejected: list[Rejected]) -> CandidateFact:
     if not isinstance(item, Mapping):
         raise ValueError("a fact must be an object with content, category and confidence")
@@ -237,6 +275,7 @@ def _fact(item: Any, rejected: list[Rejected]) -> CandidateFact:
         source_error=_text(item.get("source_error")) or None,
         valid_until=parse_local_time(item.get("valid_until")),
         keywords=parse_keywords(item.get("keywords"), rejected),
+        questions=parse_questions(item.get("questions"), rejected),
         scope=parse_scope(item.get("scope")),
     )
 

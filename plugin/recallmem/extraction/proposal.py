@@ -25,7 +25,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,7 +34,7 @@ from recallmem.extraction.eviction import add_evictions
 from recallmem.extraction.parser import CandidateFact
 from recallmem.extraction.write_plan import Add, Confirm, Evict, Operation, Plan
 from recallmem.facts.near_duplicates import Match
-from recallmem.types import Fact, Source
+from recallmem.types import PLANNER_SOURCE, Fact, Source
 
 Outcome = Literal["added", "confirmed", "refused"]
 
@@ -67,6 +67,12 @@ def plan_proposal(
 ) -> Plan:
     """The plan for one admitted proposal. ``neighbours`` are the stored facts nearest to
     it (active, in its scope) with their cosines; ``active`` the scope's active facts."""
+    # The model's search keys were vetted by the caller; a fact keyed by the planner says so.
+    keys: dict[str, Any] = (
+        {"questions": candidate.questions, "keyed_by": PLANNER_SOURCE}
+        if candidate.questions
+        else {}
+    )
     found = duplicate_of(candidate, neighbours, user_id=user_id, threshold=policy.dedup_similarity)
     operation: Operation
     if found is not None:
@@ -75,14 +81,14 @@ def plan_proposal(
         operation = Confirm(
             fact_id=stored.id, confidence=candidate.confidence, source=source,
             content=candidate.content if richer else None, keywords=candidate.keywords,
-            reason="says more than a stored fact" if richer else "repeats a stored fact",
+            **keys, reason="says more than a stored fact" if richer else "repeats a stored fact",
         )  # fmt: skip
     else:
         fact = Fact(
             id=new_id(), content=candidate.content, category=candidate.category,
             confidence=candidate.confidence, user_id=user_id, agent_id=agent_id,
             thread_id=thread_id, sources=(source,), keywords=candidate.keywords,
-            created_at=now, updated_at=now,
+            created_at=now, updated_at=now, **keys,
         )  # fmt: skip
         operation = Add(fact=fact, reason="new fact")
     plan = Plan(user_id=user_id, agent_id=agent_id, thread_id=thread_id, at=now,

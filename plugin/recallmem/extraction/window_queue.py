@@ -309,19 +309,23 @@ class QueueStore:
                 "UPDATE threads SET journal=? WHERE key=? AND watermark=? AND lease_owner=?",
                 (payload, window.scope.key, window.lo, window.owner),
             )
-            db.execute(
-                "INSERT INTO usage_log (key, user_id, at, model, calls, input_tokens, "
-                "output_tokens) VALUES (?,?,?,?,?,?,?)",
-                (
-                    window.scope.key,
-                    window.scope.user_id,
-                    self.clock(),
-                    usage.get("model"),
-                    usage.get("calls", 0),
-                    usage.get("input_tokens", 0),
-                    usage.get("output_tokens", 0),
-                ),
-            )
+            self._log_usage(db, window.scope.key, window.scope.user_id, usage)
+
+    def log_usage(self, key: str, user_id: str, usage: dict[str, Any]) -> None:
+        """Record a model call made for a user outside a window (``key`` says what for:
+        ``keying:<user>`` for the keying step), counted in the extraction cost figures."""
+        with self.tx() as db:
+            self._log_usage(db, key, user_id, usage)
+
+    def _log_usage(
+        self, db: sqlite3.Connection, key: str, user_id: str, usage: dict[str, Any]
+    ) -> None:
+        db.execute(
+            "INSERT INTO usage_log (key, user_id, at, model, calls, input_tokens, "
+            "output_tokens) VALUES (?,?,?,?,?,?,?)",
+            (key, user_id, self.clock(), usage.get("model"), usage.get("calls", 0),
+             usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+        )  # fmt: skip
 
     def _advance(self, db: sqlite3.Connection, window: Window) -> bool:
         moved = db.execute(

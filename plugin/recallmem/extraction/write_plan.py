@@ -51,6 +51,8 @@ class Confirm(_Op):
     source: Source | None = None
     content: str | None = None
     keywords: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()  # search keys, vetted; kept only by a fact without any
+    keyed_by: str | None = None
 
 
 class Supersede(_Op):
@@ -138,6 +140,7 @@ def _apply_one(op: _Op, fact: Fact | None, plan: Plan) -> Fact | None:
         if fact.last_confirmed_at == at or fact.status is not Status.ACTIVE:
             return None
         probe = fact.model_copy(update={"confidence": op.confidence, "keywords": op.keywords,
+                                        "questions": op.questions, "keyed_by": op.keyed_by,
                                         "sources": (op.source,) if op.source else ()})  # fmt: skip
         if op.content and op.content != fact.content:
             return enrich(fact, probe.model_copy(update={"content": op.content}), at)

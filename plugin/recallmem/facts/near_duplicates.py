@@ -22,6 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from recallmem.facts.fact_vectors import vector_texts
 from recallmem.text.words import NEGATIONS, content_units, normalize
 from recallmem.types import Fact, Revision
 
@@ -61,8 +62,18 @@ def confirm(old: Fact, new: Fact, now: datetime) -> Fact:
             "sources": (*old.sources, *new.sources)[-MAX_SOURCES:],
             "valid_until": new.valid_until or old.valid_until,  # the latest date said wins
             "keywords": old.keywords or new.keywords,  # a fact stored without any gets some
+            **_keys_kept(old, new),
         }
     )
+
+
+def _keys_kept(old: Fact, new: Fact) -> dict[str, object]:
+    # Search keys are embedded with the content (facts.fact_vectors): a fact stored without
+    # any takes the new one's only when the texts are the same, so the new one's vector is
+    # exactly the confirmed fact's; otherwise the keying step keys it later.
+    if old.questions or old.keyed_by or not new.questions or new.content != old.content:
+        return {}
+    return {"questions": new.questions, "keyed_by": new.keyed_by}
 
 
 def enrich(old: Fact, new: Fact, now: datetime) -> Fact:
@@ -70,7 +81,9 @@ def enrich(old: Fact, new: Fact, now: datetime) -> Fact:
     revision = Revision(content=old.content, category=old.category, at=now, reason="enriched")
     return confirm(old, new, now).model_copy(
         update={"content": new.content, "history": (*old.history, revision), "updated_at": now,
-                "keywords": new.keywords or old.keywords}  # the fuller text's words
+                "keywords": new.keywords or old.keywords,  # the fuller text's words
+                # keys are about a text: the fuller text's, or none until it is keyed
+                "questions": new.questions, "keyed_by": new.keyed_by}
     )  # fmt: skip
 
 
@@ -111,7 +124,7 @@ def merge_batch(
         ]
         merged = _merge(candidate, pool, threshold, now)
         chosen[merged.id] = merged
-        if merged.content == candidate.content:
+        if vector_texts(merged) == vector_texts(candidate):  # the candidate's vector is its own
             carrier.pop(rows.get(merged.id, -1), None)
             rows[merged.id], carrier[row] = row, merged.id
         results.append(merged)

@@ -26,6 +26,7 @@ from recallmem.limits import (
     USER_ID_PATTERN,
     check_k,
     check_keywords,
+    check_questions,
     check_scope_id,
     check_time,
     check_user_id,
@@ -48,7 +49,7 @@ from recallmem.types import (
 VALID_CATEGORIES = ", ".join(c.value for c in Category)
 _ITEM_KEYS = frozenset(
     {"content", "category", "confidence", "source", "pinned", "source_error", "item",
-     "valid_until", "keywords"}
+     "valid_until", "keywords", "questions"}
 )  # fmt: skip
 
 
@@ -270,6 +271,7 @@ def new_fact(
             item=item.get("item"),
             valid_until=check_valid_until(item.get("valid_until")),
             keywords=check_keywords(item.get("keywords")),
+            **given_questions(item.get("questions")),
             created_at=now,
             updated_at=now,
         )
@@ -278,6 +280,16 @@ def new_fact(
     if fact.item is not None and (why := value_problem(fact.item.value, "item.value")):
         raise InvalidInputError(f"an item's value must be JSON: {why}; nothing was stored")
     return screen_fact(fact, secrets)
+
+
+GIVEN = "given"  # Fact.keyed_by of keys passed with a fact or set by an edit
+
+
+def given_questions(value: object) -> dict[str, Any]:
+    """A fact's search keys as a caller gives them; none given (None or empty) leaves the
+    fact to the keying step, some given are never rewritten by it."""
+    questions = check_questions(value)
+    return {"questions": questions, "keyed_by": GIVEN} if questions else {}
 
 
 def check_profile(profile: object, secrets: SecretPolicy = "refuse") -> Profile:
@@ -311,11 +323,15 @@ def edit_fact(
     secrets: SecretPolicy = "refuse",
     valid_until: object = None,
     keywords: object = None,
+    questions: object = None,
 ) -> Fact:
     """The fact with the requested changes; a new text or category keeps the old in history.
 
-    New text (content, reason, keywords) holding a secret is refused or redacted;
-    ``keywords`` replaces the fact's keywords (``[]`` clears them).
+    New text (content, reason, keywords, questions) holding a secret is refused or
+    redacted; ``keywords`` replaces the fact's keywords and ``questions`` its search keys
+    (``[]`` clears them, and no model keys the fact again). New content without
+    ``questions`` drops the keys, which were about the old text: the keying step writes
+    new ones.
     """
     changes: dict[str, Any] = {"updated_at": now}
     if content is not None:
@@ -333,6 +349,9 @@ def edit_fact(
     if keywords is not None:
         probe = old.model_copy(update={"keywords": check_keywords(keywords)})
         changes["keywords"] = screen_fact(probe, secrets).keywords
+    if questions is not None:
+        probe = old.model_copy(update={"questions": check_questions(questions)})
+        changes.update(questions=screen_fact(probe, secrets).questions, keyed_by=GIVEN)
     if status is not None:
         try:
             changes["status"] = Status(str(status))
@@ -341,6 +360,8 @@ def edit_fact(
                 f"unknown status {status!r}; use one of: {', '.join(s.value for s in Status)}"
             ) from None
     text_changed = changes.get("content", old.content) != old.content
+    if text_changed and questions is None:
+        changes.update(questions=(), keyed_by=None)
     if text_changed or changes.get("category", old.category) is not old.category:
         revision = Revision(content=old.content, category=old.category, at=now,
                             reason=reason or "edited")  # fmt: skip

@@ -13,8 +13,8 @@ and in ``metadata`` the fact id, category, confidence, the score and its parts.
 >>> _ = memory.remember("Prefers reports in Chinese", user_id="ada", category="preference")
 >>> retriever = MemoryRetriever(memory=memory, k=3)
 >>> (doc,) = retriever.invoke("report language", {"configurable": {"user_id": "ada"}})
->>> doc.page_content, doc.metadata["category"], sorted(doc.metadata["score_parts"])
-('Prefers reports in Chinese', 'preference', ['confidence', 'dense', 'lexical', 'recency', 'time'])
+>>> doc.page_content, doc.metadata["category"], doc.metadata["score_parts"]["newer"]
+('Prefers reports in Chinese', 'preference', 0.0)
 """
 
 from __future__ import annotations

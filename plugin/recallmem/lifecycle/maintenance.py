@@ -12,7 +12,8 @@ Then each user whose memory changed since their last consolidation is consolidat
 (``lifecycle/consolidation.py``: with a model, one bounded call and the merge rules;
 without one, near-duplicates only); the consolidation journals its own plan. The
 user's revision after it is noted, so a second run at the same ``now`` calls no model
-and merges nothing.
+and merges nothing. Last, with a model, the user's facts without search keys are keyed
+(``lifecycle/keying.py``), at most ``keying_max_facts`` in the whole run.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from recallmem.events import MaintenanceEvent, log_event
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
 from recallmem.facts.decay import Decay
-from recallmem.facts.validation import check_flag, require_user
+from recallmem.facts.validation import check_flag, check_integer, require_user
 from recallmem.lifecycle.consolidation import consolidate
+from recallmem.lifecycle.keying import Keyer, KeyingReport, keying_usage
 from recallmem.lifecycle.maintenance_journal import MaintenanceJournal
 from recallmem.lifecycle.maintenance_plan import (
     MaintenancePlan,
@@ -81,6 +83,7 @@ class MaintenanceReport(BaseModel):
     faded: tuple[str, ...] = ()
     purged: tuple[str, ...] = ()
     consolidated: tuple[str, ...] = ()
+    keyed: tuple[str, ...] = ()  # facts the keying step gave search keys (lifecycle/keying.py)
     repaired: tuple[str, ...] = ()  # users whose facts were written back by a repair
     unconsolidated: tuple[Unconsolidated, ...] = ()
     replayed: int = 0
@@ -93,6 +96,7 @@ class MaintenanceReport(BaseModel):
             "faded": len(self.faded),
             "purged": len(self.purged),
             "consolidated": len(self.consolidated),
+            "keyed": len(self.keyed),
         }
 
     def merge(self, other: MaintenanceReport) -> MaintenanceReport:
@@ -104,6 +108,7 @@ class MaintenanceReport(BaseModel):
                 "faded": self.faded + other.faded,
                 "purged": self.purged + other.purged,
                 "consolidated": self.consolidated + other.consolidated,
+                "keyed": self.keyed + other.keyed,
                 "repaired": self.repaired + other.repaired,
                 "unconsolidated": self.unconsolidated + other.unconsolidated,
                 "replayed": self.replayed + other.replayed,
@@ -121,8 +126,10 @@ class Maintainer:
         journal: MaintenanceJournal,
         config: MemoryConfig,
         consolidate: Consolidate | None = None,
+        keyer: Keyer | None = None,
     ) -> None:
         self.facts, self.journal, self._consolidate = facts, journal, consolidate
+        self.keyer, self.keying_budget = keyer, config.keying_max_facts
         self.decay = Decay.from_config(config)
         self.retention_days = config.faded_retention_days
         self.interval_seconds = config.maintenance_interval_hours * 3600.0
@@ -151,9 +158,14 @@ class Maintainer:
         # replaying a plan that purged, since a crash may have come between its purge
         # and its scrub.
         report, dirty = MaintenanceReport(at=now), False
+        budget = self.keying_budget  # facts the run may key, all its users together
         try:
             for user_id in self.facts.users() if users is None else users:
                 step, replayed_purge = self._user(user_id, now)
+                if self.keyer is not None and budget > 0:
+                    keyed = self.keyer.run([user_id], budget)
+                    budget -= len(keyed.keyed) + len(keyed.declined)
+                    step = step.model_copy(update={"keyed": keyed.keyed})
                 report = report.merge(step)
                 dirty = dirty or replayed_purge or bool(step.purged or step.repaired)
         except BaseException:
@@ -167,6 +179,15 @@ class Maintainer:
                     update={"seconds": report.seconds + time.perf_counter() - started}
                 )
         return report
+
+    def rekey(self, user_id: str | None, budget: int | None) -> KeyingReport:
+        """Key the facts without search keys of one user (every user if None), at most
+        ``budget`` (``keying_max_facts`` if None); nothing without a model."""
+        users = None if user_id is None else [require_user(user_id)]
+        budget = self.keying_budget if budget is None else check_integer(budget, "max_facts", 0)
+        if self.keyer is None or not budget:
+            return KeyingReport()
+        return self.keyer.run(self.facts.users() if users is None else users, budget)
 
     def run_due(self, now: datetime | None = None) -> MaintenanceReport:
         """Maintain the users that are due (see ``MaintenanceJournal.due_users``)."""
@@ -255,6 +276,9 @@ def open_maintainer(
 
     try:
         queue = QueueStore(config.queue_path, Timing.from_config(config))
-        return Maintainer(facts, MaintenanceJournal(queue), config, consolidate_user)
+        keyer = (
+            None if model is None else Keyer(facts, model, config, keying_usage(queue.log_usage))
+        )
+        return Maintainer(facts, MaintenanceJournal(queue), config, consolidate_user, keyer)
     except (StoreError, sqlite3.DatabaseError) as exc:
         raise QueueUnavailableError(config.queue_path, exc) from exc

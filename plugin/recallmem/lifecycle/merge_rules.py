@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallmem.extraction.write_plan import Add, Plan, Supersede
 from recallmem.facts.near_duplicates import MAX_SOURCES
 from recallmem.lifecycle.merge_prompt import Proposal
-from recallmem.limits import MAX_CONTENT_CHARS, MAX_KEYWORDS
+from recallmem.limits import MAX_CONTENT_CHARS, MAX_KEYWORDS, MAX_QUESTIONS
 from recallmem.prompts import load_data
 from recallmem.retrieval.lexical import stem
 from recallmem.secrets.detector import find_secret
@@ -234,7 +234,15 @@ def merged_fact(merge: Accepted, *, at: datetime, source: Source) -> Fact:
         merged_from=tuple(f.id for f in parts),
         # The parts' search words, in order, as many as a fact holds.
         keywords=tuple(dict.fromkeys(k for f in parts for k in f.keywords))[:MAX_KEYWORDS],
+        # Each part's search keys ask for something the merged fact says; a fact of parts
+        # without any is keyed by the keying step, which a maintenance run does next.
+        **_merged_keys(parts),
     )
+
+
+def _merged_keys(parts: Sequence[Fact]) -> dict[str, object]:
+    keys = tuple(dict.fromkeys(q for f in parts for q in f.questions))[:MAX_QUESTIONS]
+    return {"questions": keys, "keyed_by": "consolidation"} if keys else {}
 
 
 def merge_plan(merges: Sequence[Accepted], *, user_id: str, at: datetime, source: Source) -> Plan:

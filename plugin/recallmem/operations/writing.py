@@ -12,6 +12,7 @@ from recallmem.config import MemoryConfig
 from recallmem.extraction.admission import Policy, Rules, refusal
 from recallmem.extraction.parser import CandidateFact
 from recallmem.extraction.proposal import ProposalOutcome, outcome_of, plan_proposal
+from recallmem.extraction.search_keys import vet_questions
 from recallmem.extraction.write_plan import apply_plan
 from recallmem.facts.validation import (
     check_confidence,
@@ -92,12 +93,15 @@ class Writing:
         message_id: str | None,
         keywords: Sequence[str],
         learned_in: str | None = None,
+        questions: Sequence[str] = (),
     ) -> ProposalOutcome:
         """Add, confirm or refuse one fact a model proposed (the ``remember`` tool) under
         extraction's rules (:mod:`recallmem.extraction.admission`), checked before it is
         embedded: a refused text never reaches the embedder. Planned and written under
         the user's lock (:mod:`recallmem.extraction.proposal`), so two proposals of one
-        fact at once (parallel tool calls) confirm one fact instead of adding two."""
+        fact at once (parallel tool calls) confirm one fact instead of adding two.
+        ``questions``, the model's search keys, are vetted as the extractor's are; one
+        that fails is left out and the fact kept (keys only help recall)."""
         user_id = require_user(user_id)
         agent_id = optional_key(agent_id, "agent_id")
         thread_id = optional_key(thread_id, "thread_id")
@@ -106,6 +110,9 @@ class Writing:
             content=check_content(content), category=parse_category(category),
             confidence=check_confidence(confidence), keywords=check_keywords(keywords),
         )  # fmt: skip
+        if questions:
+            keys = vet_questions(questions, candidate.content, self.rules.secrets, self.rules.scope)
+            candidate = candidate.model_copy(update={"questions": keys.kept})
         if refused := refusal(candidate, self.policy, self.rules):
             return ProposalOutcome(outcome="refused", reason=refused.reason, refusal=refused.kind)
         now = utcnow()
@@ -144,12 +151,13 @@ class Writing:
         reason: str | None,
         valid_until: datetime | str | None,
         keywords: Sequence[str] | None = None,
+        questions: Sequence[str] | None = None,
     ) -> Fact:
         """Edit a fact; new content is re-embedded and the old text kept in history."""
         return self.repository.edit(fact_id, user_id, lambda old: edit_fact(
             old, now=utcnow(), content=content, category=category, confidence=confidence,
             pinned=pinned, status=status, reason=reason, secrets=self.config.secrets,
-            valid_until=valid_until, keywords=keywords,
+            valid_until=valid_until, keywords=keywords, questions=questions,
         ))  # fmt: skip
 
     def move(self, fact_id: str, user_id: str | None, agent_id: str | None) -> Fact:

@@ -25,6 +25,7 @@ from recallmem.durability.intents import Intent
 from recallmem.durability.whole_files import is_disk_full
 from recallmem.embedders.vectors import normalize_rows
 from recallmem.errors import DiskFullError, StoreError
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.types import Fact, Profile
 
 if TYPE_CHECKING:  # the repository calls this module
@@ -82,7 +83,7 @@ class ImportWriter:
         if not facts:
             return np.zeros((0, 1), np.float32)
         missing = [row for row, f in enumerate(facts) if f.id not in carried]
-        embedded = self.target.embed([facts[r].content for r in missing]) if missing else None
+        embedded = fact_vectors(self.target.embed, [facts[r] for r in missing]) if missing else None
         if len(missing) == len(facts):
             return embedded  # type: ignore[return-value]
         kept = [row for row, f in enumerate(facts) if f.id in carried]

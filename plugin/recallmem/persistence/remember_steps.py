@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from recallmem.errors import StoreError
+from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.facts.near_duplicates import merge_batch
 from recallmem.persistence.ahead import prepared_ahead
 from recallmem.store.fact_store import FactStore
@@ -64,7 +65,7 @@ def remember_in_steps(
     written: set[str] = set()
     results: list[Fact] = []
     try:
-        embed = lambda step: target.embed([c.content for c in step])  # noqa: E731
+        embed = lambda step: fact_vectors(target.embed, step)  # noqa: E731
         with closing(prepared_ahead(steps, embed, ahead)) as ready:
             for number, (step, vectors) in enumerate(ready, start=1):
                 last = number == len(steps)

@@ -36,6 +36,7 @@ from recallmem.config import MemoryConfig
 from recallmem.durability.erasure import Erasure
 from recallmem.embedders import embed_matrix, embed_query_vector
 from recallmem.errors import BrokenIndexError, FactNotFoundError, InvalidInputError, StoreError
+from recallmem.facts.fact_vectors import fact_vectors, vector_texts
 from recallmem.facts.validation import foreign_rows
 from recallmem.persistence.access_times import AccessTimes
 from recallmem.persistence.import_writer import Carried, ImportWriter
@@ -247,11 +248,10 @@ class FactRepository:
         index.revision = index.revision if revision is None else revision
 
     def _save(self, index: UserIndex, facts: Sequence[Fact]) -> None:
-        stale = {
-            f.id for f in facts if (old := index.get(f.id)) is None or old.content != f.content
-        }
+        stale = {f.id for f in facts if (old := index.get(f.id)) is None
+                 or vector_texts(old) != vector_texts(f)}  # fmt: skip
         embedded = [f for f in facts if f.id in stale]
-        vectors = self.embed([f.content for f in embedded]) if embedded else None
+        vectors = fact_vectors(self.embed, embedded) if embedded else None
         self.write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
     def put(self, facts: Sequence[Fact]) -> None:

@@ -304,25 +304,26 @@ def screen_fact(fact: Fact, policy: SecretPolicy) -> Fact:
         "source_error": screened(fact.source_error, "source_error"),
         "sources": sources,
         "history": history,
-        "keywords": _screened_keywords(fact.keywords, policy),
+        "keywords": _screened_lines(fact.keywords, "keywords", policy),
+        "questions": _screened_lines(fact.questions, "questions", policy),
     }
     return fact if all(changes[k] == getattr(fact, k) for k in changes) else (
         fact.model_copy(update=changes)
     )  # fmt: skip
 
 
-def _screened_keywords(keywords: tuple[str, ...], policy: SecretPolicy) -> tuple[str, ...]:
-    # A keyword is matched, not read: redacted it would only match the marker, so under
-    # "redact" one holding a secret is dropped. Each is also read after the others, so a
-    # label and its value split over two keywords ("password", "hunter2") are found.
+def _screened_lines(lines: tuple[str, ...], field: str, policy: SecretPolicy) -> tuple[str, ...]:
+    # Keywords and search keys are matched, not read: redacted, one would only match the
+    # marker, so under "redact" one holding a secret is dropped. Each is also read after
+    # the others, so a label and its value split over two ("password", "hunter2") are found.
     rules = load_secret_rules()
     kept: list[str] = []
-    for n, keyword in enumerate(keywords):
-        found = rules.scan(keyword) or rules.scan(" ".join([*kept, keyword]))
+    for n, line in enumerate(lines):
+        found = rules.scan(line) or rules.scan(" ".join([*kept, line]))
         if not found:
-            kept.append(keyword)
+            kept.append(line)
         elif policy != "redact":
-            raise SecretRefusedError(f"keywords[{n}]", sorted({f.kind for f in found}))
+            raise SecretRefusedError(f"{field}[{n}]", sorted({f.kind for f in found}))
     return tuple(kept)
 
 

@@ -24,6 +24,8 @@ from recallmem.limits import (
     MAX_KEYWORDS,
     MAX_PAGE,
     MAX_QUERY_CHARS,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTIONS,
     MAX_SUMMARY_CHARS,
     NOT_BLANK,
     SCOPE_ID_PATTERN,
@@ -46,6 +48,11 @@ MAX_SEARCH_K = MAX_K
 ScopeId = Field(default=None, pattern=SCOPE_ID_PATTERN)
 Keyword = Annotated[str, Field(min_length=1, max_length=MAX_KEYWORD_CHARS, pattern=NOT_BLANK)]
 KEYWORDS_HELP = "A few short search words (say, in the user's other language) matched too."
+Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK)]
+QUESTIONS_HELP = (
+    "Search keys: questions the fact answers (in the user's language and the other) and "
+    "perhaps a paraphrase, embedded with it; without any, the keying step writes some."
+)
 
 
 def _in_range(value: datetime | None) -> datetime | None:
@@ -81,6 +88,9 @@ class FactCreate(_Body):
         description=f"When it stops being true (with an offset; {TIME_RANGE}); past: expired.",
     )
     keywords: list[Keyword] = Field(default=[], max_length=MAX_KEYWORDS, description=KEYWORDS_HELP)
+    questions: list[Question] = Field(
+        default=[], max_length=MAX_QUESTIONS, description=QUESTIONS_HELP
+    )
 
 
 class FactMove(_Body):
@@ -109,11 +119,17 @@ class FactPatch(_Body):
     keywords: list[Keyword] | None = Field(
         default=None, max_length=MAX_KEYWORDS, description=f"{KEYWORDS_HELP} [] clears them."
     )
+    questions: list[Question] | None = Field(
+        default=None,
+        max_length=MAX_QUESTIONS,
+        description="Replaces the search keys; [] clears them for good. New content without "
+        "them drops the old keys (the keying step writes new ones).",
+    )
 
     def changes_nothing(self) -> bool:
         """Whether no field would change (the patch is then a read)."""
         changes = (self.content, self.category, self.confidence, self.pinned, self.status,
-                   self.valid_until, self.keywords)  # fmt: skip
+                   self.valid_until, self.keywords, self.questions)  # fmt: skip
         return all(value is None for value in changes)
 
 
@@ -282,6 +298,7 @@ class ExtractionStats(BaseModel):
     calls: int
     input_tokens: int
     output_tokens: int
+    keying_calls: int = Field(default=0, description="Of the calls, the keying step's.")
 
 
 class Metrics(BaseModel):

@@ -22,12 +22,13 @@ def test_remember_with_valid_until_then_maintain(home: Path) -> None:
     code, out = run(home, "maintain", "--user", "ada")
     assert code == 0
     assert out.splitlines() == [
-        "maintained user 'ada': 1 expired, 0 faded, 0 purged, 0 consolidated",
+        "maintained user 'ada': 1 expired, 0 faded, 0 purged, 0 consolidated, 0 keyed",
         f"  expired  {fact_id}",
     ]
     code, out = run(home, "maintain")
     assert (
-        code == 0 and out == "maintained 1 user(s): 0 expired, 0 faded, 0 purged, 0 consolidated\n"
+        code == 0
+        and out == "maintained 1 user(s): 0 expired, 0 faded, 0 purged, 0 consolidated, 0 keyed\n"
     )
 
 

@@ -42,7 +42,8 @@ def _seed(memory: Memory, user: str = "ada") -> list[Fact]:
 @pytest.fixture
 def close_memory(home: Path) -> Memory:
     # Similar enough for the hashing embedder: the React facts share one word or more.
-    config = MemoryConfig(home=home, consolidation_similarity=0.2)
+    # Consolidation alone: the keying step would ask the same model (lifecycle/keying.py).
+    config = MemoryConfig(home=home, consolidation_similarity=0.2, keying_max_facts=0)
     memory = Memory(config, embeddings=HashingEmbeddings())
     yield memory  # type: ignore[misc]
     memory.close()

@@ -15,7 +15,7 @@ from recallmem.server.schemas import MAX_SEARCH_K
 from recallmem.testing import FakeChatModel
 from serverkit import ADA, BOB, client_for, token_settings
 
-PARTS = ("dense", "lexical", "recency", "confidence", "time")
+PARTS = ("dense", "lexical", "recency", "confidence", "time", "newer")
 
 
 def weighted_sum(hit: dict[str, Any]) -> float:

@@ -215,8 +215,16 @@ def test_search_shows_the_score_breakdown_of_every_hit(ada: TestClient, add_fact
     assert hits[0]["fact"]["content"] == "Writes TypeScript at work"
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     for hit in hits:
-        assert set(hit["parts"]) == {"dense", "lexical", "recency", "confidence", "time"}
-        assert all(0.0 <= v <= 1.0 for v in hit["parts"].values())
+        assert set(hit["parts"]) == {
+            "dense",
+            "lexical",
+            "recency",
+            "confidence",
+            "time",
+            "newer",
+            "key",
+        }
+        assert all(0.0 <= v <= 1.0 for k, v in hit["parts"].items() if k != "key")
     assert hits[0]["parts"]["lexical"] > 0
 
     only = ada.post(

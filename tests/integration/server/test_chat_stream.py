@@ -73,7 +73,15 @@ def test_a_turn_streams_memory_events_apart_from_the_text(seeded: Memory) -> Non
     assert set(recalls) == {"cue", "tool"}  # "as usual" is a recall cue; the planner also asked
     recall = recalls["tool"]
     assert recall["hits"][0]["content"] == "Prefers reports in Chinese"
-    assert set(recall["hits"][0]["parts"]) == {"dense", "lexical", "recency", "confidence", "time"}
+    assert set(recall["hits"][0]["parts"]) == {
+        "dense",
+        "lexical",
+        "recency",
+        "confidence",
+        "time",
+        "newer",
+        "key",
+    }
     assert events[-1][1] == {"thread_id": "t-1", "ok": True}
 
     # The model saw the memory block; nothing of another user reached it or the client.

@@ -182,6 +182,7 @@ def test_a_journal_survives_a_restart_and_pins_its_window(tmp_path: Path, clock:
         "calls": 1,
         "input_tokens": 900,
         "output_tokens": 0,
+        "keying_calls": 0,
     }
     second.close()
 

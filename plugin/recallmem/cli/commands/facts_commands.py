@@ -18,10 +18,11 @@ from recallmem.types import Category, Fact, Status
 
 
 def _shown(fact: Fact) -> str:
-    """The content, and the keywords when it has any (as the inspector shows them)."""
-    return f"{fact.content}  [keywords: {', '.join(fact.keywords)}]" if fact.keywords else (
-        fact.content
-    )  # fmt: skip
+    """The content, and its keywords and search keys when it has any (as the inspector
+    shows them)."""
+    extra = [f"[keywords: {', '.join(fact.keywords)}]"] if fact.keywords else []
+    extra += [f"[keys: {' | '.join(fact.questions)}]"] if fact.questions else []
+    return "  ".join([fact.content, *extra])
 
 
 def _fact_rows(facts: Sequence[Fact]) -> list[list[str]]:
@@ -40,6 +41,7 @@ def cmd_remember(args: argparse.Namespace, out: TextIO) -> int:
         confidence=args.confidence,
         valid_until=args.valid_until,
         keywords=args.keyword or (),
+        questions=args.question or (),
     )
     out.write(f"{fact.id}  [{fact.category.value}] {_shown(fact)}\n")
     return 0
@@ -154,6 +156,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--valid-until", help="when it stops being true: ISO time with offset")
     p.add_argument("--keyword", action="append",
                    help="a search word recall matches too (repeat it for several)")  # fmt: skip
+    p.add_argument("--question", action="append",
+                   help="a search key: a question the fact answers, embedded with it (repeat "
+                        "it for several; default: the keying step writes some)")  # fmt: skip
     p.set_defaults(handler=cmd_remember)
 
     p = sub.add_parser("recall", help="search a user's facts")

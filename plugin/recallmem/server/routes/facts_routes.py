@@ -131,6 +131,7 @@ async def create_fact(
         pinned=body.pinned,
         valid_until=body.valid_until,
         keywords=body.keywords,
+        questions=body.questions,
     )
     confirmed = fact.confirmations > 0  # a new fact has never been confirmed
     response.headers[OUTCOME_HEADER] = "confirmed" if confirmed else "created"
@@ -199,6 +200,7 @@ async def patch_fact(user: UserId, memory: MemoryDep, fact_id: FactId, body: Fac
         reason=body.reason,
         valid_until=body.valid_until,
         keywords=body.keywords,
+        questions=body.questions,
     )
 
 

@@ -76,6 +76,7 @@ def extraction_stats(memory: Memory, user: str | None) -> ExtractionStats:
         calls=usage["calls"],
         input_tokens=usage["input_tokens"],
         output_tokens=usage["output_tokens"],
+        keying_calls=usage["keying_calls"],
     )
 
 

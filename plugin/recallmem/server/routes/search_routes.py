@@ -31,14 +31,14 @@ router = APIRouter(
     route_class=AdmittedRoute,
 )
 
-PARTS = ("dense", "lexical", "recency", "confidence", "time")
+PARTS = ("dense", "lexical", "recency", "confidence", "time", "newer")
 
 
 @router.post("/search", response_model=SearchResult, summary="Recall facts for a query")
 async def search(user: UserId, state: State, body: SearchRequest) -> SearchResult:
     """The user's shared facts plus ``agent_id``'s own, ranked, with the score parts
-    (dense, lexical, recency, confidence, time) of every hit and the weights they were
-    summed with (``score = sum(weight * part)``)."""
+    (dense, lexical, recency, confidence, time, newer; and the search key matched) of
+    every hit and the weights they were summed with (``score = sum(weight * part)``)."""
     started = time.perf_counter()
     hits = await state.memory.arecall(
         body.query,

@@ -4,7 +4,7 @@
 const PAGE = 25;
 const USERS_PAGE = 40;
 const SECTIONS = ["work_context", "personal_context", "top_of_mind", "recent", "earlier", "background"];
-const PARTS = ["dense", "lexical", "recency", "confidence", "time"];
+const PARTS = ["dense", "lexical", "recency", "confidence", "time", "newer"];
 const EMPTY_DETAIL = "Select a fact to see its sources, evidence and history.";
 // Who wrote a fact (the API's source kinds): a person and an agent's model are told apart.
 const SOURCES = {
@@ -150,6 +150,8 @@ function renderDetail({ fact, source, evidence, history, lineage }) {
   ];
   if (fact.source_error) facts.push(["avoid", fact.source_error]);
   if (fact.keywords && fact.keywords.length) facts.push(["keywords", fact.keywords.join(", ")]);
+  if (fact.questions && fact.questions.length) facts.push(["search keys", fact.questions.join(" | ")]);
+  if (fact.keyed_by) facts.push(["keyed by", fact.keyed_by]);
   pane.replaceChildren(
     el("h2", { id: "detail-content" }, fact.content),
     el("div", { className: "actions" },

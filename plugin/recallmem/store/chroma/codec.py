@@ -18,6 +18,9 @@ True
 >>> tagged = fact.model_copy(update={"keywords": ("TypeScript", "类型脚本")})
 >>> decode(fact.id, None, encode(tagged)).keywords
 ('TypeScript', '类型脚本')
+>>> keyed = fact.model_copy(update={"questions": ("What do I code in?",), "keyed_by": "given"})
+>>> decode(fact.id, None, encode(keyed)).questions
+('What do I code in?',)
 """
 
 from __future__ import annotations
@@ -36,16 +39,20 @@ Metadata = dict[str, str | int | float | bool]
 
 def encode(fact: Fact) -> Metadata:
     """The metadata Chroma stores for a fact (no document: the content is in ``record``)."""
-    # A fact without keywords is written without the key, byte for byte as before it existed:
-    # a process of an older version sharing the store still reads it; an absent key
-    # decodes to no keywords.
-    record = fact.model_dump_json(exclude=None if fact.keywords else {"keywords"})
+    # A fact without keywords or search keys is written without those fields, byte for
+    # byte as before they existed: a process of an older version sharing the store still
+    # reads it; an absent field decodes to its default.
+    record = fact.model_dump_json(exclude=_unset_optional(fact) or None)
     metadata: Metadata = {"user_id": fact.user_id, "record": record}
     if fact.agent_id is not None:
         metadata["agent_id"] = fact.agent_id
     if fact.thread_id is not None:
         metadata["thread_id"] = fact.thread_id
     return metadata
+
+
+def _unset_optional(fact: Fact) -> set[str]:
+    return {name for name in ("keywords", "questions", "keyed_by") if not getattr(fact, name)}
 
 
 def decode(fact_id: str, document: str | None, metadata: Mapping[str, Any] | None) -> Fact:
