@@ -46,6 +46,7 @@ from recallmem.extraction.report import ExtractionReport, RecentReports
 from recallmem.extraction.runner import Runner
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.signals.detector import load_signals
 
@@ -71,8 +72,9 @@ class ExtractionPipeline:
         self.config = config or MemoryConfig()
         self.model = model
         self.queue = QueueStore(
-            self.config.queue_path, Timing.from_config(self.config), clock=clock
-        )
+            self.config.queue_path, Timing.from_config(self.config), clock=clock,
+            forgets=ForgetLedger.of(self.config.home),
+        )  # fmt: skip
         self.backlog = Backlog(self.queue)
         self.reports = RecentReports()
         self.prompt = prompt or load_prompt("extract", self.config.prompt_dir)
@@ -120,8 +122,9 @@ class ExtractionPipeline:
         ``timezone`` (the user's; None: UTC) is stored with the messages: their dates
         are resolved there, as of the day they were said.
         """
-        scope = thread_scope(user_id, thread_id, agent_id, timezone)
-        seen = self.intake.observe(messages, scope, has_model=self.model is not None)
+        with work_began():  # a forget of the thread from now on refuses the turn
+            scope = thread_scope(user_id, thread_id, agent_id, timezone)
+            seen = self.intake.observe(messages, scope, has_model=self.model is not None)
         self.start_background()
         return seen
 
@@ -164,11 +167,12 @@ class ExtractionPipeline:
         write fails, and ModelNotConfiguredError (after queueing) without a model.
         ``timezone`` as for :meth:`observe`.
         """
-        scope = thread_scope(user_id, thread_id, agent_id, timezone)
-        with self.runner.reserving(scope):
-            self.intake.add(messages, scope)
-            self._require_model("extract")
-            return self.runner.extract_thread(scope, wait)
+        with work_began():
+            scope = thread_scope(user_id, thread_id, agent_id, timezone)
+            with self.runner.reserving(scope):
+                self.intake.add(messages, scope)
+                self._require_model("extract")
+                return self.runner.extract_thread(scope, wait)
 
     def retry_dead_letter(self, letter_id: int) -> None:
         """Queue a dead letter's messages again; they are due at once."""

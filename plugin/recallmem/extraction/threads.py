@@ -148,6 +148,8 @@ class Window:
 
     ``said_at`` is when its last message was observed (epoch seconds): the window's
     "today" is that instant's date in the user's timezone, however late it is extracted.
+    ``began`` is when it was claimed, on the forget ledger's clock
+    (``recallmem.persistence.forget_ledger``): its work began then.
     """
 
     scope: ThreadScope
@@ -158,6 +160,7 @@ class Window:
     journal: str | None
     owner: str
     said_at: float
+    began: float
 
     @property
     def said(self) -> datetime:

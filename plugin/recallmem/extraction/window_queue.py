@@ -48,6 +48,8 @@ from recallmem.extraction.threads import ThreadScope as ThreadScope
 from recallmem.extraction.threads import Timing as Timing
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.threads import Window as Window
+from recallmem.persistence.forget_ledger import ForgetLedger
+from recallmem.persistence.forget_ledger import now as ledger_now
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -114,12 +116,22 @@ def owner_is_dead(owner: str | None, me: str) -> bool:
 
 
 class QueueStore:
-    """The queue's SQLite file; safe to share between threads and processes."""
+    """The queue's SQLite file; safe to share between threads and processes.
+
+    ``forgets``: the home's forget ledger; a turn whose user (thread, agent) was
+    forgotten since its work began is refused inside the transaction that would add it.
+    """
 
     def __init__(
-        self, path: Path, timing: Timing, *, clock: Callable[[], float] = time.time
+        self,
+        path: Path,
+        timing: Timing,
+        *,
+        clock: Callable[[], float] = time.time,
+        forgets: ForgetLedger | None = None,
     ) -> None:
         self.path, self.timing, self.clock = Path(path), timing, clock
+        self.forgets = forgets
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.RLock()
         try:
@@ -172,6 +184,8 @@ class QueueStore:
         flags = list(urgent) or [False] * len(messages)
         now = self.clock()
         with self.tx() as db:
+            if self.forgets is not None:  # in the transaction a purge's deletion takes
+                self.forgets.admit(scope.user_id, scope=(scope.thread_id, scope.agent_id))
             db.execute(
                 "INSERT OR IGNORE INTO threads (key, user_id, agent_id, thread_id) "
                 "VALUES (?,?,?,?)",
@@ -278,18 +292,21 @@ class QueueStore:
             Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
         )
         attempts = row["attempts"] + 1
+        # Read in the claim's transaction, which a purge's deletion of these rows also
+        # takes: a forget after it is one the window's writes must meet.
         return Window(
             scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner,
-            said_at=said_at,
+            said_at=said_at, began=ledger_now(),
         )  # fmt: skip
 
     def journal(self, window: Window, payload: str, usage: dict[str, Any]) -> None:
         """Record what the model produced for a window before anything is written."""
         with self.tx() as db:
-            db.execute(
+            if not db.execute(
                 "UPDATE threads SET journal=? WHERE key=? AND watermark=? AND lease_owner=?",
                 (payload, window.scope.key, window.lo, window.owner),
-            )
+            ).rowcount:
+                return  # the thread was forgotten (or taken over): no usage to keep of it
             db.execute(
                 "INSERT INTO usage_log (key, user_id, at, model, calls, input_tokens, "
                 "output_tokens) VALUES (?,?,?,?,?,?,?)",
@@ -346,6 +363,10 @@ class QueueStore:
     def fail(self, window: Window, reason: str) -> bool:
         """Record a failure; returns True when the window went to the dead letters."""
         with self.tx() as db:
+            if not db.execute(
+                "SELECT 1 FROM threads WHERE key=? AND watermark=?", (window.scope.key, window.lo)
+            ).fetchone():
+                return False  # forgotten (or finished) meanwhile: its words must not stay
             if window.attempts >= self.timing.max_attempts:
                 self._bury(db, window, reason)
                 return True

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from recallmem.config import MemoryConfig
 from recallmem.errors import (
     BrokenIndexError,
+    ForgottenMeanwhileError,
     QueueUnavailableError,
     StoreError,
 )
@@ -47,6 +48,7 @@ from recallmem.lifecycle.maintenance_plan import (
     plan_maintenance,
 )
 from recallmem.limits import MAX_CONTENT_CHARS, check_maintain_now
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 
 log = logging.getLogger("recallmem.lifecycle")
@@ -196,7 +198,12 @@ class Maintainer:
         report, dirty = MaintenanceReport(at=now), False
         try:
             for user_id in self.facts.users() if users is None else users:
-                step, replayed_purge = self._user(user_id, now)
+                try:
+                    with work_began(user_id=user_id):
+                        step, replayed_purge = self._user(user_id, now)
+                except ForgottenMeanwhileError as exc:  # its writes were refused: nothing left
+                    log.info("recallmem: maintenance of user %r stopped: %s", user_id, exc)
+                    continue
                 report = report.merge(step)
                 dirty = dirty or replayed_purge or bool(step.purged or step.repaired)
         except BaseException:
@@ -302,7 +309,8 @@ def open_maintainer(
         return [merge.fact.id for merge in run.merges]
 
     try:
-        queue = QueueStore(config.queue_path, Timing.from_config(config))
+        queue = QueueStore(config.queue_path, Timing.from_config(config),
+                           forgets=ForgetLedger.of(config.home))  # fmt: skip
         return Maintainer(facts, MaintenanceJournal(queue), config, consolidate_user)
     except (StoreError, sqlite3.DatabaseError) as exc:
         raise QueueUnavailableError(config.queue_path, exc) from exc

@@ -20,6 +20,7 @@ from recallmem.facts.validation import (
 )
 from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.operations.extracting import Extracting
+from recallmem.persistence.forget_ledger import as_work, outside_work
 from recallmem.persistence.repository import FactRepository
 from recallmem.types import Category, Fact, Profile, Status, utcnow
 
@@ -36,6 +37,7 @@ class Writing:
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
 
+    @as_work
     def remember_many(
         self,
         items: Iterable[Mapping[str, Any]],
@@ -51,6 +53,7 @@ class Writing:
         candidates = [make(i) for i in check_items(items)]
         return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
 
+    @as_work
     def update(
         self,
         fact_id: str,
@@ -92,17 +95,28 @@ class Writing:
         user_id = require_user(user_id)
         if purge:  # owed before the queue loses words too: a crash then scrubs at open
             self.repository.erasure.owed.owe()
+        # Recorded before anything is erased: work in flight cannot write it back
+        # (persistence/forget_ledger.py). A soft forget of one fact leaves no words out.
+        record = partial(self.repository.forgets.record, user_id, thread_id=thread_id,
+                         agent_id=agent_id, ids=None if fact_id is None else [fact_id],
+                         purge=purge)  # fmt: skip
+        if fact_id is None or purge:
+            record()
         if fact_id is None:
-            # Queued words of that scope would bring the facts back.
-            self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
+            # Queued words of that scope would bring the facts back; a turn queued in
+            # the same transaction as the record is deleted, one after it refused.
+            self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id,
+                                        erase=purge, inside=record)  # fmt: skip
         if purge:
             self.extracting.scrub()  # the words the facts came from (Chroma's file follows)
-        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        with outside_work():  # the forget's own writes are not in flight before it
+            forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                               agent_id=agent_id, purge=purge)  # fmt: skip
         if purge:  # this process's recent reports quote the user's words
             self.extracting.forget_reports(user_id)
         return forgotten
 
+    @as_work
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``), screened."""
         profile = check_profile(profile, self.config.secrets)

@@ -35,6 +35,7 @@ from recallmem.config import MemoryConfig
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
 from recallmem.facts.validation import foreign_rows
+from recallmem.persistence.forget_ledger import ForgetLedger, as_work
 from recallmem.persistence.import_writer import Carried, ImportWriter
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
@@ -73,6 +74,7 @@ class FactRepository:
         self.embeddings = embeddings
         self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
         self.intents = self.erasure.intents
+        self.forgets = ForgetLedger.of(home)  # forgets this process made (forget_ledger.py)
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
@@ -242,6 +244,7 @@ class FactRepository:
         # (recallmem.persistence.remember_steps).
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
+        self.forgets.admit(index.user_id, [*embedded, *records])
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
@@ -270,6 +273,7 @@ class FactRepository:
         vectors = self.embed([f.content for f in embedded]) if embedded else None
         self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
+    @as_work
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are, embedding only changed texts; no dedup.
         Raises InvalidInputError, writing nothing, for an id another user's fact has."""
@@ -282,6 +286,7 @@ class FactRepository:
             with self._writing(user_id) as index:
                 self._save(index, [f for f in facts if f.user_id == user_id])
 
+    @as_work
     def remember(
         self, candidates: Sequence[Fact], *, threshold: float, now: datetime
     ) -> list[Fact]:
@@ -289,6 +294,7 @@ class FactRepository:
         per candidate, the stored fact it became."""
         return remember_in_steps(self, candidates, threshold=threshold, now=now)
 
+    @as_work
     def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
         """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
         owner = self.get(fact_id, user_id=user_id).user_id
@@ -317,6 +323,7 @@ class FactRepository:
                 self._save(index, deleted)
             return len(facts)
 
+    @as_work
     def revise(self, user_id: str, change: Revise, *, scrub: bool = True) -> Revised:
         """Under the user's lock, write the records and purge the ids ``change`` returns for
         the user's facts as they are; ``scrub=False`` leaves the purged bytes to one later
@@ -365,14 +372,17 @@ class FactRepository:
             self.scrub()
             return erased
 
+    @as_work
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
         with self._writing(profile.user_id) as index:
+            self.forgets.admit(profile.user_id)
             self.store.save_profile(profile)
             index.revision = self.store.revisions.record_write(profile.user_id, index.revision)
 
     # -- imports -------------------------------------------------------------------
 
+    @as_work
     def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
         """Write whole records of any users with their vectors, as they are, under those
         users' locks, and claim a number per user; their indexes reload at the next read."""
@@ -380,6 +390,8 @@ class FactRepository:
         with ExitStack() as held:
             for user_id in users:
                 held.enter_context(self._locked(user_id))
+            for user_id in users:
+                self.forgets.admit(user_id, [f for f in facts if f.user_id == user_id])
             try:
                 self.store.upsert(facts, vectors)
             finally:
@@ -387,6 +399,7 @@ class FactRepository:
                     self._indexes.drop(user_id)
             self.store.revisions.record_writes(users)
 
+    @as_work
     def import_facts(
         self, facts: Sequence[Fact], profiles: Sequence[Profile], carried: Carried | None = None
     ) -> None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from forgetting import files_holding
 from helpers import python
 from recallmem import Memory, MemoryConfig
 from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.store.owed_scrub import OWED_NAME
 from recallmem.testing import HashingEmbeddings
-from test_purge_leaves_no_bytes import files_holding
 
 GONE = "Sees Dr Pangolinsky-QX7 on Elm street"
 QUEUED = "My sister Wombatrix-QX7 lives upstairs"

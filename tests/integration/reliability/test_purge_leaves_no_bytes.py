@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from forgetting import files_holding
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
 from recallmem.testing import FakeChatModel, HashingEmbeddings
@@ -28,18 +29,6 @@ IMPORTED = "Collects Trimbleworth stamps"
 PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED]
 KEPT = "Grace keeps Hollowmere honey"  # another user's text, which must stay
 PURGE_ROUNDS = int(os.environ.get("RECALLMEM_CHAOS_ROUNDS", "3"))
-
-
-def files_holding(home: Path, texts: list[str]) -> dict[str, list[str]]:
-    """Which raw files under ``home`` contain which texts (as UTF-8 bytes)."""
-    found: dict[str, list[str]] = {}
-    for root, _, names in os.walk(home):
-        for name in names:
-            data = (Path(root) / name).read_bytes()
-            hits = [t for t in texts if t.encode("utf-8") in data]
-            if hits:
-                found[str(Path(root, name).relative_to(home))] = hits
-    return found
 
 
 def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -97,11 +98,22 @@ class RetrievalLog:
         self._lock = threading.Lock()
 
     def record(
-        self, user_id: str, *, thread_id: str, turn_id: str, message: str, event: dict[str, Any]
+        self,
+        user_id: str,
+        *,
+        thread_id: str,
+        turn_id: str,
+        message: str,
+        event: dict[str, Any],
+        unless: Callable[[], object] | None = None,
     ) -> None:
-        """Keep one ``memory`` event of kind ``recall`` or ``injection``."""
+        """Keep one ``memory`` event of kind ``recall`` or ``injection``, unless
+        ``unless()``, asked under the lock :meth:`forget` takes (a purge of the user
+        since the turn began: its entry would quote what was purged)."""
         entry = _entry(thread_id, turn_id, message, event)
         with self._lock:
+            if unless is not None and unless():
+                return
             kept = self._entries.pop(user_id, None) or deque(maxlen=self.per_user)
             kept.append(entry)
             self._entries[user_id] = kept
