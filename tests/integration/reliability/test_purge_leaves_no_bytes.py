@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from forgetting import files_holding
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
@@ -62,6 +63,53 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     assert [h.fact.content for h in reopened.recall("honey", user_id="grace")] == [KEPT]
     reopened.close()
     assert files_holding(home, PURGED) == {}  # and Chroma's replay at open brought nothing back
+
+
+CAROL = "carol.jones@example.com"  # a user id is often an e-mail address
+AGENT = "agent-Quillon7"
+THREAD = "thread-Vexmoor3"
+TEMPLATE = "team-template-Plover"
+
+
+@pytest.mark.parametrize("variant", ["facts", "profiles", "agents", "copies"])
+def test_a_purged_users_ids_leave_no_bytes(home: Path, variant: str) -> None:
+    """After "forget me" no file holds the user's id, nor the ids of their agents and
+    threads: with facts, extraction and maintenance only, and also with profiles, with
+    agents, and with copies (into the user, and between the user's scopes)."""
+    agent = AGENT if variant in ("agents", "copies") else None
+    extraction = json.dumps({"facts": [{"content": EXTRACTED, "category": "identity",
+                                        "confidence": 0.95, "evidence": SAID}]})  # fmt: skip
+    model = FakeChatModel(responses=[extraction], cycle=True)
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(), model=model)
+    said = [{"role": "user", "content": SAID}]
+    memory.extract(said, user_id=CAROL, thread_id=THREAD, agent_id=agent)
+    memory.observe([{"role": "user", "content": PENDING}], user_id=CAROL, thread_id=THREAD,
+                   agent_id=agent)  # fmt: skip
+    memory.remember(EDITED_AWAY, user_id=CAROL, category="context", thread_id=THREAD,
+                    agent_id=agent)  # fmt: skip
+    if variant == "profiles":
+        for scope in (None, AGENT):
+            memory.set_profile(Profile(user_id=CAROL, agent_id=scope,
+                                       work_context=ProfileSection(summary=PROFILE)))  # fmt: skip
+    if variant == "copies":
+        memory.remember("Writes weekly reports", user_id=TEMPLATE, category="behavior")
+        memory.copy(from_user_id=TEMPLATE, to_user_id=CAROL, to_agent_id=AGENT)
+        memory.copy(from_user_id=CAROL, to_user_id=CAROL, from_agent_id=AGENT)
+    memory.remember(KEPT, user_id="grace", category="preference")
+    memory.maintain(user_id=CAROL)
+    memory.repository.flush_access_times()
+    ids = [CAROL, THREAD, *([agent] if agent else [])]
+    held = files_holding(home, ids)
+    assert {name.split("/")[0].split("-")[0] for name in held} >= {"queue.sqlite3", "chroma"}
+
+    memory.forget(user_id=CAROL, purge=True)
+    assert files_holding(home, ids) == {}
+    assert files_holding(home, [KEPT])
+    memory.close()
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as reopened:
+        assert reopened.list(user_id=CAROL, status=None) == []
+        assert reopened.get_profile(user_id=CAROL).sections() == {}
+    assert files_holding(home, ids) == {}
 
 
 def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:
