@@ -37,7 +37,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from recallmem.extraction.threads import Utterance
 from recallmem.extraction.threads import Window as Window
 from recallmem.persistence.forget_ledger import ForgetLedger
 from recallmem.persistence.forget_ledger import now as ledger_now
+from recallmem.store.failures import disk_full_refused
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -116,11 +117,8 @@ def owner_is_dead(owner: str | None, me: str) -> bool:
 
 
 class QueueStore:
-    """The queue's SQLite file; safe to share between threads and processes.
-
-    ``forgets``: the home's forget ledger; a turn whose user (thread, agent) was
-    forgotten since its work began is refused inside the transaction that would add it.
-    """
+    """The queue's SQLite file; safe to share between threads and processes. ``forgets``
+    (the home's forget ledger) refuses a turn forgotten since its work began."""
 
     def __init__(
         self,
@@ -152,12 +150,14 @@ class QueueStore:
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        """One write transaction; on a full disk, DiskFullError (it did not happen)."""
+        with self._lock, disk_full_refused(str(self.path), "write to the extraction queue"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                with suppress(sqlite3.Error):  # a failed statement may have ended it
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
@@ -292,8 +292,7 @@ class QueueStore:
             Utterance(id=m["msg_id"], role=m["role"], content=m["content"]) for m in messages
         )
         attempts = row["attempts"] + 1
-        # Read in the claim's transaction, which a purge's deletion of these rows also
-        # takes: a forget after it is one the window's writes must meet.
+        # In the transaction a purge's deletion takes: a later forget refuses its writes.
         return Window(
             scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner,
             said_at=said_at, began=ledger_now(),

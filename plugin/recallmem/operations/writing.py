@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.errors import FactNotFoundError, RecallmemError
 from recallmem.facts.validation import (
     check_fact_id,
     check_flag,
@@ -24,6 +26,8 @@ from recallmem.persistence.forget_ledger import as_work, outside_work
 from recallmem.persistence.repository import FactRepository
 from recallmem.types import Category, Fact, Profile, Status, utcnow
 
+log = logging.getLogger("recallmem.store")
+
 
 class Writing:
     """Checks a write's input and screens it for secrets before the repository stores it."""
@@ -36,6 +40,21 @@ class Writing:
         self.extracting = extracting
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
+        self._finish_interrupted()
+
+    def _finish_interrupted(self) -> None:
+        """Finish the erasures a full disk or a crash interrupted (they stay recorded,
+        and the user's writes refused, if they fail again)."""
+        erasing = self.repository.erasing
+        for user_id, thread_id, agent_id, fact_id in list(erasing.interrupted):
+            try:
+                self.forget(fact_id, user_id=user_id, thread_id=thread_id, agent_id=agent_id,
+                            purge=True)  # fmt: skip
+            except FactNotFoundError:  # the fact was erased before the interruption
+                erasing.end((user_id, thread_id, agent_id, fact_id), finished=True)
+            except RecallmemError as exc:
+                log.warning("recallmem: an interrupted erasure of user %r failed again: %s",
+                            user_id, exc)  # fmt: skip
 
     @as_work
     def remember_many(
@@ -93,6 +112,22 @@ class Writing:
         if fact_id is not None:
             user_id = self.repository.get(check_fact_id(fact_id), user_id=user_id).user_id
         user_id = require_user(user_id)
+        if not purge:
+            return self._forget(fact_id, user_id, thread_id, agent_id, purge=False)
+        # Recorded first: if the disk is full, nothing is erased; if the erasure stops
+        # half way, it is finished at the next open (persistence/pending_erasures.py).
+        erasure = (user_id, thread_id, agent_id, fact_id)
+        self.repository.erasing.begin(erasure)
+        finished = False
+        try:
+            forgotten = self._forget(fact_id, user_id, thread_id, agent_id, purge=True)
+            finished = True
+        finally:
+            self.repository.erasing.end(erasure, finished=finished)
+        return forgotten
+
+    def _forget(self, fact_id: str | None, user_id: str, thread_id: str | None,
+                agent_id: str | None, *, purge: bool) -> int:  # fmt: skip
         if purge:  # owed before the queue loses words too: a crash then scrubs at open
             self.repository.erasure.owed.owe()
         # Recorded before anything is erased: work in flight cannot write it back

@@ -37,6 +37,7 @@ from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
 from recallmem.facts.validation import foreign_rows
 from recallmem.persistence.forget_ledger import ForgetLedger, as_work
 from recallmem.persistence.import_writer import Carried, ImportWriter
+from recallmem.persistence.pending_erasures import PendingErasures
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
@@ -75,6 +76,7 @@ class FactRepository:
         self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
         self.intents = self.erasure.intents
         self.forgets = ForgetLedger.of(home)  # forgets this process made (forget_ledger.py)
+        self.erasing = PendingErasures.of(home)  # purges under way or interrupted
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
@@ -244,7 +246,7 @@ class FactRepository:
         # (recallmem.persistence.remember_steps).
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
-        self.forgets.admit(index.user_id, [*embedded, *records])
+        self._admit(index.user_id, [*embedded, *records])
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
@@ -261,6 +263,12 @@ class FactRepository:
         if records:
             index.upsert(records)
         index.revision = index.revision if revision is None else revision
+
+    def _admit(self, user_id: str, facts: Sequence[Fact] = ()) -> None:
+        """Refuse a write that a forget made since its work began covers, or one to a
+        user whose erasure was interrupted (it would be erased when that finishes)."""
+        self.erasing.refuse_writes(user_id)
+        self.forgets.admit(user_id, facts)
 
     # the protocol recallmem.persistence.remember_steps writes through
     writing, write = _writing, _write
@@ -376,7 +384,7 @@ class FactRepository:
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
         with self._writing(profile.user_id) as index:
-            self.forgets.admit(profile.user_id)
+            self._admit(profile.user_id)
             self.store.save_profile(profile)
             index.revision = self.store.revisions.record_write(profile.user_id, index.revision)
 
@@ -391,7 +399,7 @@ class FactRepository:
             for user_id in users:
                 held.enter_context(self._locked(user_id))
             for user_id in users:
-                self.forgets.admit(user_id, [f for f in facts if f.user_id == user_id])
+                self._admit(user_id, [f for f in facts if f.user_id == user_id])
             try:
                 self.store.upsert(facts, vectors)
             finally:

@@ -112,3 +112,16 @@ def check_room(path: Path | None, payload_bytes: int, action: str) -> None:
     if free < needed:
         detail = f"{free // 1024} KiB free, this write needs about {needed // 1024} KiB"
         raise DiskFullError(disk_full_message(str(path), action, detail) + " Nothing was written.")
+
+
+@contextmanager
+def disk_full_refused(where: str, action: str) -> Iterator[None]:
+    """Turn a disk-full error of the block into DiskFullError (other errors pass):
+    for SQLite files of ours, whose transactions on a full disk did not happen."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_disk_full(exc) or isinstance(exc, DiskFullError):
+            raise
+        detail = f"{type(exc).__name__}: {exc}"
+        raise DiskFullError(disk_full_message(where, action, detail)) from exc

@@ -23,7 +23,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from recallmem.errors import StoreError
+from recallmem.errors import DiskFullError, StoreError
+from recallmem.store.failures import is_disk_full
 from recallmem.store.sqlite_child import ChildProcessFailedError, run_child
 
 _CHROMA_SCRUB = """
@@ -57,7 +58,7 @@ def scrub_chroma(chroma_path: Path) -> None:
     try:
         run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
     except ChildProcessFailedError as exc:
-        raise StoreError(_unscrubbed(database, str(exc))) from exc
+        raise _unscrubbed(database, exc) from exc
 
 
 def scrub_sqlite(path: Path) -> None:
@@ -73,14 +74,16 @@ def scrub_sqlite(path: Path) -> None:
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise StoreError(_unscrubbed(path, str(exc))) from exc
+        raise _unscrubbed(path, exc) from exc
 
 
-def _unscrubbed(path: Path, why: str) -> str:
-    return (
+def _unscrubbed(path: Path, exc: Exception) -> StoreError:
+    message = (
         f"the facts are erased, but {path} could not be rewritten to drop their bytes "
-        f"({why}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
+        f"({exc}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
     )
+    # A rewrite needs room for a copy of the file: on a full disk, say so (503).
+    return DiskFullError(f"disk full: {message}") if is_disk_full(exc) else StoreError(message)
 
 
 def main(argv: list[str]) -> int:
