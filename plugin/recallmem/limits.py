@@ -19,7 +19,13 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.text.quoting import BRAILLE_BLANK, character_class, hidden_characters, visible_text
+from recallmem.text.quoting import (
+    BRAILLE_BLANK,
+    character_class,
+    hidden_characters,
+    stored_text,
+    visible_text,
+)
 
 # Characters no reader sees (recallmem.text.quoting: format characters, joiners, variation
 # selectors, fillers) and the braille blank: two user ids differing only by one would
@@ -212,9 +218,10 @@ def check_keywords(value: object) -> tuple[str, ...]:
         )
     kept: dict[str, str] = {}
     for keyword in value:
-        if not isinstance(keyword, str) or not keyword.strip():
+        # One line, shown and matched as one, and stored without escapes or controls.
+        word = " ".join(stored_text(keyword).split()) if isinstance(keyword, str) else ""
+        if not word:
             raise InvalidInputError(f"each keyword must be a non-blank string, got {keyword!r}")
-        word = " ".join(keyword.split())  # one line: a keyword is shown and matched as one
         if len(word) > MAX_KEYWORD_CHARS:
             raise InvalidInputError(
                 f"keyword {word[:60]!r} is {len(word)} characters; a keyword is one short "

@@ -22,6 +22,7 @@ from recallmem.errors import InvalidInputError
 # Re-exported: the limit a Fact's content is held to.
 from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
 from recallmem.limits import check_keywords
+from recallmem.text.quoting import stored_text
 
 
 def utcnow() -> datetime:
@@ -42,6 +43,8 @@ def _as_utc(value: datetime) -> datetime:
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+# Text as stored: no terminal escapes, controls or bidi overrides (text.quoting.stored_text).
+StoredText = Annotated[str, AfterValidator(stored_text)]
 
 
 class Category(StrEnum):
@@ -76,7 +79,9 @@ class Source(BaseModel):
 
     thread_id: str | None = None
     message_ids: tuple[str, ...] = ()
-    quote: str | None = Field(default=None, description="The user's own words supporting it.")
+    quote: StoredText | None = Field(
+        default=None, description="The user's own words supporting it."
+    )
     at: UtcDatetime = Field(default_factory=utcnow)
     extractor: str | None = Field(default=None, description="'manual', 'tool', a model name.")
     prompt_version: str | None = None
@@ -87,10 +92,10 @@ class Revision(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    content: str
+    content: StoredText
     category: Category
     at: UtcDatetime
-    reason: str | None = None
+    reason: StoredText | None = None
 
 
 class Origin(BaseModel):
@@ -128,14 +133,14 @@ class Fact(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    content: StoredText = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     user_id: str = Field(min_length=1)
     agent_id: str | None = None
     thread_id: str | None = None
     sources: tuple[Source, ...] = ()
-    source_error: str | None = Field(
+    source_error: StoredText | None = Field(
         default=None, description="For a correction: the wrong approach to avoid."
     )
     status: Status = Status.ACTIVE
@@ -245,7 +250,7 @@ class ProfileSection(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    summary: str = ""
+    summary: StoredText = ""
     updated_at: UtcDatetime | None = None
 
 

@@ -39,7 +39,7 @@ from recallmem.limits import MAX_KEYWORDS, MAX_QUERY_CHARS, MAX_TOOL_CONTENT_CHA
 from recallmem.memory import Memory
 from recallmem.prompts import ToolTexts, load_tool_texts
 from recallmem.secrets.detector import redact
-from recallmem.text.quoting import quote_text
+from recallmem.text.quoting import quote_text, stored_text
 from recallmem.types import Category, ScoredFact
 
 
@@ -165,9 +165,11 @@ class MemoryToolkit(BaseToolkit):
     def _remember_tool(self, texts: ToolTexts) -> StructuredTool:
         memory = self.memory
 
-        def stored_text(fact_content: str, new_content: str, category: Category) -> str:
-            # Under secrets="redact" the stored text is the redacted one.
-            new = fact_content in (new_content, redact(new_content))
+        def answer(fact_content: str, new_content: str, category: Category) -> str:
+            # Stored text is cleaned (text.quoting.stored_text) and, under secrets="redact",
+            # redacted: a new fact holds the text so changed.
+            cleaned = stored_text(new_content).strip()
+            new = fact_content in (cleaned, redact(cleaned))
             content = quote_text(fact_content)
             said = texts.responses.remembered if new else texts.responses.confirmed
             return said.format(content=content, category=category.value)
@@ -188,7 +190,7 @@ class MemoryToolkit(BaseToolkit):
                                        keywords=keywords or ())  # fmt: skip
             except RecallmemError as exc:
                 raise _tool_error(exc, texts) from exc
-            return stored_text(fact.content, content.strip(), category)
+            return answer(fact.content, content, category)
 
         return StructuredTool.from_function(
             func=remember,

@@ -177,6 +177,7 @@ _TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    408: "Request timeout",
     413: "Payload too large",
     415: "Unsupported media type",
     503: "Service unavailable",

@@ -259,3 +259,10 @@ def test_turns_tab_shows_what_each_chat_turn_recalled_in_chinese(
         expect(turn.locator(".recalled li")).to_contain_text("喜欢用中文写周报")
         page.screenshot(path=str(tmp_path / "turns.png"))
         browser.close()
+
+
+def test_text_that_would_reorder_or_hide_itself_is_shown_inert(page: Any) -> None:
+    # Stored text is cleaned on the way in; the page still never obeys what it is shown.
+    shown = page.evaluate("() => el('span', {}, 'Likes\\u202e tea\\x1b[31m').textContent")
+    assert shown == "Likes⟨U+202E⟩ tea⟨U+001B⟩[31m"
+    assert page.evaluate("() => inert('क\\u200dष 👩\\u200d💻')") == "क\u200dष 👩\u200d💻"

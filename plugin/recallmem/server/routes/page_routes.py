@@ -18,7 +18,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from recallmem.limits import inspector_limits
 
-INSPECTOR = Path(__file__).with_name("static")
+INSPECTOR = Path(__file__).parent.parent / "static"  # server/static
 SWAGGER_UI = Path(str(swagger_ui_path))
 DOCS_ASSETS = "/docs/assets"
 
