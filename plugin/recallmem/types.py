@@ -277,6 +277,27 @@ class Profile(BaseModel):
         }
 
 
+ERASED_USER = "(erased)"  # the origin of a copy whose source user was erased
+
+
+def without_origin(fact: Fact) -> Fact:
+    """A copy whose source user was erased: its origin names no user, agent or thread.
+
+    >>> copy = Fact(content="Writes Go", category="knowledge", user_id="bob",
+    ...             copied_from=Origin(user_id="ada", agent_id="coder", fact_id="f1"),
+    ...             sources=(Source(thread_id="t1", message_ids=("m1",), quote="I write Go"),))
+    >>> erased = without_origin(copy)
+    >>> erased.copied_from.user_id, erased.copied_from.agent_id, erased.sources[0].thread_id
+    ('(erased)', None, None)
+    """
+    origin = fact.copied_from
+    sources = tuple(s.model_copy(update={"thread_id": None, "message_ids": ()})
+                    for s in fact.sources)  # fmt: skip
+    if origin is not None:
+        origin = origin.model_copy(update={"user_id": ERASED_USER, "agent_id": None})
+    return fact.model_copy(update={"copied_from": origin, "sources": sources})
+
+
 class TokenUsage(BaseModel):
     """Tokens spent on model calls (as the provider reported them)."""
 

@@ -23,6 +23,7 @@ from recallmem.facts.validation import (
 from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.operations.extracting import Extracting
 from recallmem.persistence.forget_ledger import as_work, outside_work
+from recallmem.persistence.pending_erasures import PendingErasures
 from recallmem.persistence.repository import FactRepository
 from recallmem.types import Category, Fact, Profile, Status, utcnow
 
@@ -38,6 +39,7 @@ class Writing:
         self.repository = repository
         self.config = config
         self.extracting = extracting
+        self._erasing = PendingErasures.of(config.home)  # purges under way or interrupted
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
         self._finish_interrupted()
@@ -45,7 +47,7 @@ class Writing:
     def _finish_interrupted(self) -> None:
         """Finish the erasures a full disk or a crash interrupted (they stay recorded,
         and the user's writes refused, if they fail again)."""
-        erasing = self.repository.erasing
+        erasing = self._erasing
         for user_id, thread_id, agent_id, fact_id in list(erasing.interrupted):
             try:
                 self.forget(fact_id, user_id=user_id, thread_id=thread_id, agent_id=agent_id,
@@ -117,13 +119,13 @@ class Writing:
         # Recorded first: if the disk is full, nothing is erased; if the erasure stops
         # half way, it is finished at the next open (persistence/pending_erasures.py).
         erasure = (user_id, thread_id, agent_id, fact_id)
-        self.repository.erasing.begin(erasure)
+        self._erasing.begin(erasure)
         finished = False
         try:
             forgotten = self._forget(fact_id, user_id, thread_id, agent_id, purge=True)
             finished = True
         finally:
-            self.repository.erasing.end(erasure, finished=finished)
+            self._erasing.end(erasure, finished=finished)
         return forgotten
 
     def _forget(self, fact_id: str | None, user_id: str, thread_id: str | None,

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import ClassVar, ParamSpec, TypeVar
 
 from recallmem.errors import ForgottenMeanwhileError
+from recallmem.persistence.pending_erasures import PendingErasures
 from recallmem.types import Fact
 
 KEPT_FORGETS = 65536  # about 200 bytes each
@@ -180,7 +181,8 @@ class ForgetLedger:
     _homes: ClassVar[dict[Path, ForgetLedger]] = {}
     _homes_guard: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, kept: int = KEPT_FORGETS) -> None:
+    def __init__(self, kept: int = KEPT_FORGETS, erasing: PendingErasures | None = None) -> None:
+        self.erasing = erasing  # purges under way or interrupted (pending_erasures.py)
         self._forgets: list[Forget] = []
         self._times: list[float] = []
         self._kept = kept
@@ -191,7 +193,10 @@ class ForgetLedger:
     def of(cls, home: Path) -> ForgetLedger:
         """The ledger of ``home``, shared by every Memory of this process on it."""
         with cls._homes_guard:
-            return cls._homes.setdefault(Path(home).resolve(), cls())
+            key = Path(home).resolve()
+            if key not in cls._homes:
+                cls._homes[key] = cls(erasing=PendingErasures.of(home))
+            return cls._homes[key]
 
     def record(
         self,
@@ -251,7 +256,10 @@ class ForgetLedger:
         self, user_id: str, facts: Sequence[Fact] = (), *, scope: Scope | None = None
     ) -> None:
         """Refuse (ForgottenMeanwhileError) a write a forget since the work began covers:
-        of ``user_id``'s, or of the user a fact is a copy of (``Memory.copy``)."""
+        of ``user_id``'s, or of the user a fact is a copy of (``Memory.copy``); and
+        (StoreError) one to a user whose erasure was interrupted (the finish erases it)."""
+        if self.erasing is not None:
+            self.erasing.refuse_writes(user_id)
         forget = self.forgotten(user_id, facts, scope=scope)
         for fact in facts:
             origin = fact.copied_from

@@ -34,17 +34,17 @@ class PendingErasures:
     _homes: ClassVar[dict[Path, PendingErasures]] = {}
     _homes_guard: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, home: Path) -> None:
-        self.path = Path(home) / ERASING_NAME
-        self._guard = threading.Lock()
-        self._pending: list[Erasure] = []
-        self.interrupted: list[Erasure] = self._read()  # left by an earlier process
-
     @classmethod
     def of(cls, home: Path) -> PendingErasures:
         """The erasures of ``home``, shared by every Memory of this process on it."""
         with cls._homes_guard:
             return cls._homes.setdefault(Path(home).resolve(), cls(home))
+
+    def __init__(self, home: Path) -> None:
+        self.path = Path(home) / ERASING_NAME
+        self._guard = threading.Lock()
+        self._pending: list[Erasure] = []
+        self.interrupted: list[Erasure] = self._read()  # left by an earlier process
 
     def _read(self) -> list[Erasure]:
         try:

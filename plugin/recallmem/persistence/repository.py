@@ -9,14 +9,12 @@ acknowledged by one process is seen by the next read of every other. This is the
 that knows both Chroma and the indexes: :class:`~recallmem.Memory` and the extraction
 pipeline (:class:`~recallmem.extraction.port.FactsPort`) only call the methods below.
 
-A write that fails drops the user's index, so the next read reloads what Chroma holds: the
-process never shows facts the store lacks, nor misses facts it has. An import is recorded as
-an intent before its first write (:mod:`recallmem.store.intents`), and an intent left by a
-crash or a failure is completed when the repository is next opened.
-
-Access times are the one write a read causes, and it is kept apart: a recall records them in
-memory (:meth:`FactRepository.accessed`); they reach Chroma with the user's next write, or
-at :meth:`FactRepository.flush_access_times` (``Memory.close``).
+A write that fails drops the user's index, so the next read reloads what Chroma holds. An
+import is recorded as an intent first (store/intents.py), completed at the next open if a
+crash or a failure stops it. A write checks, under the lock, that no forget since its work
+began covers it (persistence/forget_ledger.py). Access times are the one write a read
+causes, kept apart: a recall notes them (:meth:`FactRepository.accessed`); they reach
+Chroma with the user's next write, or at :meth:`FactRepository.flush_access_times`.
 """
 
 from __future__ import annotations
@@ -35,9 +33,9 @@ from recallmem.config import MemoryConfig
 from recallmem.embedders import embed_matrix, embed_query_vector, embedder_name
 from recallmem.errors import FactNotFoundError, InvalidInputError, StoreError
 from recallmem.facts.validation import foreign_rows
-from recallmem.persistence.forget_ledger import ForgetLedger, as_work
+from recallmem.persistence.erased_copies import unlink_copies
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.persistence.import_writer import Carried, ImportWriter
-from recallmem.persistence.pending_erasures import PendingErasures
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
 from recallmem.retrieval.ranking import Weights
@@ -75,8 +73,7 @@ class FactRepository:
         self.embeddings = embeddings
         self.erasure = Erasure(home)  # what a purge clears besides records (store/erasure.py)
         self.intents = self.erasure.intents
-        self.forgets = ForgetLedger.of(home)  # forgets this process made (forget_ledger.py)
-        self.erasing = PendingErasures.of(home)  # purges under way or interrupted
+        self.forgets = ForgetLedger.of(home)  # what a write may no longer write
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
@@ -195,8 +192,6 @@ class FactRepository:
         """How many facts the store holds, all users together."""
         return self.store.count()
 
-    # -- access times --------------------------------------------------------------
-
     def accessed(self, index: UserIndex, ids: Sequence[str], at: datetime) -> None:
         """Note that a recall returned these facts (in memory; no write happens here)."""
         self._access.add(index.user_id, index.touch(ids, at))
@@ -227,8 +222,8 @@ class FactRepository:
 
     @contextmanager
     def _writing(self, user_id: str) -> Iterator[UserIndex]:
-        self.store.refuse_if_full()
-        with self._locked(user_id):
+        self.store.refuse_if_full()  # work began here at the latest (forget_ledger.py)
+        with work_began(), self._locked(user_id):
             yield self.index(user_id)
 
     def _write(
@@ -246,7 +241,7 @@ class FactRepository:
         # (recallmem.persistence.remember_steps).
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
-        self._admit(index.user_id, [*embedded, *records])
+        self.forgets.admit(index.user_id, [*embedded, *records])
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
@@ -264,12 +259,6 @@ class FactRepository:
             index.upsert(records)
         index.revision = index.revision if revision is None else revision
 
-    def _admit(self, user_id: str, facts: Sequence[Fact] = ()) -> None:
-        """Refuse a write that a forget made since its work began covers, or one to a
-        user whose erasure was interrupted (it would be erased when that finishes)."""
-        self.erasing.refuse_writes(user_id)
-        self.forgets.admit(user_id, facts)
-
     # the protocol recallmem.persistence.remember_steps writes through
     writing, write = _writing, _write
 
@@ -281,7 +270,6 @@ class FactRepository:
         vectors = self.embed([f.content for f in embedded]) if embedded else None
         self._write(index, embedded, vectors, [f for f in facts if f.id not in stale])
 
-    @as_work
     def put(self, facts: Sequence[Fact]) -> None:
         """Write whole fact records as they are, embedding only changed texts; no dedup.
         Raises InvalidInputError, writing nothing, for an id another user's fact has."""
@@ -294,7 +282,6 @@ class FactRepository:
             with self._writing(user_id) as index:
                 self._save(index, [f for f in facts if f.user_id == user_id])
 
-    @as_work
     def remember(
         self, candidates: Sequence[Fact], *, threshold: float, now: datetime
     ) -> list[Fact]:
@@ -302,7 +289,6 @@ class FactRepository:
         per candidate, the stored fact it became."""
         return remember_in_steps(self, candidates, threshold=threshold, now=now)
 
-    @as_work
     def edit(self, fact_id: str, user_id: str | None, change: Callable[[Fact], Fact]) -> Fact:
         """Apply ``change`` to the fact as it is once the user's lock is held, and save it."""
         owner = self.get(fact_id, user_id=user_id).user_id
@@ -331,7 +317,6 @@ class FactRepository:
                 self._save(index, deleted)
             return len(facts)
 
-    @as_work
     def revise(self, user_id: str, change: Revise, *, scrub: bool = True) -> Revised:
         """Under the user's lock, write the records and purge the ids ``change`` returns for
         the user's facts as they are; ``scrub=False`` leaves the purged bytes to one later
@@ -377,29 +362,25 @@ class FactRepository:
             self._indexes.drop(user_id)
             self._access.take(user_id)
             self.store.revisions.record_write(user_id, self.store.revisions.latest(user_id))
-            self.scrub()
-            return erased
+        unlink_copies(self, user_id)  # under other users' locks, this one's released
+        self.scrub()
+        return erased
 
-    @as_work
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
         with self._writing(profile.user_id) as index:
-            self._admit(profile.user_id)
+            self.forgets.admit(profile.user_id)
             self.store.save_profile(profile)
             index.revision = self.store.revisions.record_write(profile.user_id, index.revision)
 
-    # -- imports -------------------------------------------------------------------
-
-    @as_work
     def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
         """Write whole records of any users with their vectors, as they are, under those
         users' locks, and claim a number per user; their indexes reload at the next read."""
         users = sorted({f.user_id for f in facts})
-        with ExitStack() as held:
+        with ExitStack() as held, work_began():
             for user_id in users:
                 held.enter_context(self._locked(user_id))
-            for user_id in users:
-                self._admit(user_id, [f for f in facts if f.user_id == user_id])
+                self.forgets.admit(user_id, [f for f in facts if f.user_id == user_id])
             try:
                 self.store.upsert(facts, vectors)
             finally:
@@ -407,7 +388,6 @@ class FactRepository:
                     self._indexes.drop(user_id)
             self.store.revisions.record_writes(users)
 
-    @as_work
     def import_facts(
         self, facts: Sequence[Fact], profiles: Sequence[Profile], carried: Carried | None = None
     ) -> None:
@@ -416,6 +396,5 @@ class FactRepository:
         ImportWriter(self).write(facts, profiles, carried)
 
     def recover(self) -> int:
-        """Complete the imports a crash or a failure left unfinished; returns the rows
-        written."""
+        """Complete the imports a crash or failure left unfinished; the rows written."""
         return ImportWriter(self).recover()

@@ -1,12 +1,11 @@
 """The Chroma shell: reading and writing facts, scopes and profiles (opened by
 :mod:`recallmem.store.opening`).
 
-Per prefix: a collection per user holding the user's facts with their vectors, the id
-directory ``<prefix>_ids`` (:mod:`recallmem.store.layout`), and ``<prefix>_scopes``
-(per user: the write sequence, :mod:`recallmem.store.revisions`, and the profiles). A store of
-the older single-collection layout is migrated when opened (:mod:`recallmem.store.
-migration`). We always pass our own vectors: Chroma is never given the chance to fall
-back to its default embedding function, which would try to download a model.
+Per prefix: a collection per user of the user's facts with their vectors, the id
+directory ``<prefix>_ids`` (:mod:`recallmem.store.layout`), and ``<prefix>_scopes`` (per
+user: the write sequence, store/revisions.py, the profiles, the copies, copy_links.py).
+An older layout is migrated when opened (store/migration.py). We always pass our own
+vectors: Chroma never falls back to its default embedding function (a model download).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ import numpy as np
 
 from recallmem.errors import DiskFullError, EmbeddingMismatchError
 from recallmem.store.codec import decode, encode, scope_where
+from recallmem.store.copy_links import CopyLinks
 from recallmem.store.failures import (
     DISK_RESERVE_BYTES,
     check_room,
@@ -99,6 +99,7 @@ class FactStore:
                 f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/revisions.py
+        self.copy_links = CopyLinks(self._scopes, self.where)  # store/copy_links.py
         recorded = self.collections.directory.metadata or {}
         if recorded.get("embedding_model") != embedder:
             self._mismatch(recorded, embedder, dimension)

@@ -15,7 +15,7 @@ from forgetting import files_holding
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
 from recallmem.testing import FakeChatModel, HashingEmbeddings
-from recallmem.types import Profile, ProfileSection
+from recallmem.types import ERASED_USER, Profile, ProfileSection
 
 # Distinctive text in every place a user's words go: facts, edits (history), a profile,
 # an extracted conversation (queue rows emptied after extraction), a pending window,
@@ -75,7 +75,8 @@ TEMPLATE = "team-template-Plover"
 def test_a_purged_users_ids_leave_no_bytes(home: Path, variant: str) -> None:
     """After "forget me" no file holds the user's id, nor the ids of their agents and
     threads: with facts, extraction and maintenance only, and also with profiles, with
-    agents, and with copies (into the user, and between the user's scopes)."""
+    agents, and with copies (into the user, between the user's scopes, and out of the user
+    into another, whose copies then name no erased user)."""
     agent = AGENT if variant in ("agents", "copies") else None
     extraction = json.dumps({"facts": [{"content": EXTRACTED, "category": "identity",
                                         "confidence": 0.95, "evidence": SAID}]})  # fmt: skip
@@ -91,10 +92,11 @@ def test_a_purged_users_ids_leave_no_bytes(home: Path, variant: str) -> None:
         for scope in (None, AGENT):
             memory.set_profile(Profile(user_id=CAROL, agent_id=scope,
                                        work_context=ProfileSection(summary=PROFILE)))  # fmt: skip
-    if variant == "copies":
+    if variant == "copies":  # into carol, between her scopes, and out of her into dave's
         memory.remember("Writes weekly reports", user_id=TEMPLATE, category="behavior")
         memory.copy(from_user_id=TEMPLATE, to_user_id=CAROL, to_agent_id=AGENT)
         memory.copy(from_user_id=CAROL, to_user_id=CAROL, from_agent_id=AGENT)
+        memory.copy(from_user_id=CAROL, to_user_id="dave", from_agent_id=AGENT)
     memory.remember(KEPT, user_id="grace", category="preference")
     memory.maintain(user_id=CAROL)
     memory.repository.flush_access_times()
@@ -105,6 +107,9 @@ def test_a_purged_users_ids_leave_no_bytes(home: Path, variant: str) -> None:
     memory.forget(user_id=CAROL, purge=True)
     assert files_holding(home, ids) == {}
     assert files_holding(home, [KEPT])
+    if variant == "copies":  # dave's copies stay his, naming no erased user
+        origins = {f.copied_from.user_id for f in memory.list(user_id="dave") if f.copied_from}
+        assert origins == {ERASED_USER}
     memory.close()
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as reopened:
         assert reopened.list(user_id=CAROL, status=None) == []
