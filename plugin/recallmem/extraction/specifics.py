@@ -134,7 +134,13 @@ def _unsaid_names(content: str, said: str) -> list[str]:
         if identifier:
             if key.rstrip("()") in lowered:
                 continue
-        elif key in said_set or _initials(word, said_words):
+        elif (
+            key in said_set
+            or _initials(word, said_words)
+            or (
+                not key.isalnum() and key in lowered  # C++, O'Brien
+            )
+        ):
             continue
         unsaid.append(word)
     return list(dict.fromkeys(unsaid))

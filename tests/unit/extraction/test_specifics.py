@@ -78,6 +78,7 @@ def test_invented_particulars_are_refused(content: str, why: str) -> None:
         ("remind me tomorrow at 9", "Dentist appointment on 2025-03-07 at 9:30"),
         ("use pandas.read_csv with dtype_backend", "Uses pandas.read_csv with dtype_backend"),
         ("I don't eat meat", "Is vegetarian"),
+        ("mostly c++ and some c#, with o'brien's team", "Writes C++ and C# with O'Brien's team"),
     ],
 )
 def test_true_facts_written_another_way_are_kept(said: str, content: str) -> None:
