@@ -101,4 +101,5 @@ def nothing_left(memory: Memory, *texts: str, user: str = USER) -> None:
     assert memory.list(user_id=user, status=None) == []
     assert memory.pending(user) == [] and memory.dead_letters(user) == []
     assert memory.get_profile(user_id=user).sections() == {}
-    assert files_holding(memory.config.home, [*texts, "Zorblatt", user]) == {}
+    held = files_holding(memory.config.home, [*texts, "Zorblatt", user])
+    assert held == {}, held

