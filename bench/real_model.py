@@ -257,6 +257,7 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     """Replay, score, print and (optionally) write the section and results."""
     import logging
 
+    from recallmem import MemoryConfig
     from recallmem.embedders import default_embeddings
 
     logging.getLogger("recallmem").setLevel(logging.ERROR)
@@ -268,7 +269,7 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     except (FileNotFoundError, ValueError) as exc:
         print(f"real_model: {exc}")
         return {}
-    embeddings = default_embeddings("use")
+    embeddings = default_embeddings(MemoryConfig(embedder="use"))
     payload: dict[str, Any] = {"extraction": measure_extraction(embeddings, recorded, quick)}
     payload["planner"] = measure_turns("planner", embeddings, recorded, judge, modes, quick)
     payload["injection"] = measure_turns("injection", embeddings, recorded, judge, modes[:1], quick)

@@ -53,9 +53,10 @@ function, you must call it. Call only functions listed in its `tools`.
 
 
 def _embeddings() -> Any:
+    from recallmem import MemoryConfig
     from recallmem.embedders import default_embeddings
 
-    return default_embeddings("use")
+    return default_embeddings(MemoryConfig(embedder="use"))
 
 
 def _manifest(out: Path, kind: str, entries: dict[str, Any]) -> None:

@@ -77,6 +77,21 @@ class DeadLetterNotFoundError(InvalidInputError):
         self.letter_id = letter_id
 
 
+class ForgottenMeanwhileError(RecallmemError):
+    """A write that began before a forget of what it writes, and would end after it.
+
+    Refused so that nothing said or read before "forget me" comes back; nothing was
+    written. ``forget`` is the forget it met (``recallmem.persistence.forget_ledger``).
+    """
+
+    def __init__(self, scope: str, forget: object = None) -> None:
+        super().__init__(
+            f"{scope} was forgotten while this write was under way (it began before the "
+            "forget), so nothing was written; say or send it again to store it now"
+        )
+        self.forget = forget
+
+
 class EmbeddingMismatchError(RecallmemError):
     """The collection was built with a different embedding model than the one given."""
 

@@ -19,7 +19,13 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from recallmem.errors import InvalidInputError, MissingScopeError
-from recallmem.text.quoting import BRAILLE_BLANK, character_class, hidden_characters, visible_text
+from recallmem.text.quoting import (
+    BRAILLE_BLANK,
+    character_class,
+    hidden_characters,
+    stored_text,
+    visible_text,
+)
 
 # Characters no reader sees (recallmem.text.quoting: format characters, joiners, variation
 # selectors, fillers) and the braille blank: two user ids differing only by one would
@@ -254,9 +260,10 @@ def _short_texts(
         )
     kept: dict[str, str] = {}
     for text in value:
-        if not isinstance(text, str) or not text.strip():
+        # One line, shown and matched as one, and stored without escapes or controls.
+        line = " ".join(stored_text(text).split()) if isinstance(text, str) else ""
+        if not line:
             raise InvalidInputError(f"each {noun} must be a non-blank string, got {text!r}")
-        line = " ".join(text.split())  # one line: it is shown and matched as one
         if len(line) > chars:
             raise InvalidInputError(
                 f"{noun} {line[:60]!r} is {len(line)} characters; a {noun} is one short "

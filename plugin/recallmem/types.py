@@ -22,6 +22,7 @@ from recallmem.errors import InvalidInputError
 # Re-exported: the limit a Fact's content is held to.
 from recallmem.limits import MAX_CONTENT_CHARS as MAX_CONTENT_CHARS
 from recallmem.limits import check_keywords, check_questions
+from recallmem.text.quoting import stored_text
 
 
 def utcnow() -> datetime:
@@ -42,6 +43,8 @@ def _as_utc(value: datetime) -> datetime:
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+# Text as stored: no terminal escapes, controls or bidi overrides (text.quoting.stored_text).
+StoredText = Annotated[str, AfterValidator(stored_text)]
 
 
 class Category(StrEnum):
@@ -88,7 +91,9 @@ class Source(BaseModel):
 
     thread_id: str | None = None
     message_ids: tuple[str, ...] = ()
-    quote: str | None = Field(default=None, description="The user's own words supporting it.")
+    quote: StoredText | None = Field(
+        default=None, description="The user's own words supporting it."
+    )
     at: UtcDatetime = Field(default_factory=utcnow)
     extractor: str | None = Field(
         default=None,
@@ -124,10 +129,10 @@ class Revision(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    content: str
+    content: StoredText
     category: Category
     at: UtcDatetime
-    reason: str | None = None
+    reason: StoredText | None = None
 
 
 class Origin(BaseModel):
@@ -165,14 +170,14 @@ class Fact(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    content: StoredText = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     category: Category
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     user_id: str = Field(min_length=1)
     agent_id: str | None = None
     thread_id: str | None = None
     sources: tuple[Source, ...] = ()
-    source_error: str | None = Field(
+    source_error: StoredText | None = Field(
         default=None, description="For a correction: the wrong approach to avoid."
     )
     status: Status = Status.ACTIVE
@@ -317,7 +322,7 @@ class ProfileSection(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    summary: str = ""
+    summary: StoredText = ""
     updated_at: UtcDatetime | None = None
 
 
@@ -342,6 +347,27 @@ class Profile(BaseModel):
             for name in PROFILE_SECTIONS
             if (section := getattr(self, name)).summary.strip()
         }
+
+
+ERASED_USER = "(erased)"  # the origin of a copy whose source user was erased
+
+
+def without_origin(fact: Fact) -> Fact:
+    """A copy whose source user was erased: its origin names no user, agent or thread.
+
+    >>> copy = Fact(content="Writes Go", category="knowledge", user_id="bob",
+    ...             copied_from=Origin(user_id="ada", agent_id="coder", fact_id="f1"),
+    ...             sources=(Source(thread_id="t1", message_ids=("m1",), quote="I write Go"),))
+    >>> erased = without_origin(copy)
+    >>> erased.copied_from.user_id, erased.copied_from.agent_id, erased.sources[0].thread_id
+    ('(erased)', None, None)
+    """
+    origin = fact.copied_from
+    sources = tuple(s.model_copy(update={"thread_id": None, "message_ids": ()})
+                    for s in fact.sources)  # fmt: skip
+    if origin is not None:
+        origin = origin.model_copy(update={"user_id": ERASED_USER, "agent_id": None})
+    return fact.model_copy(update={"copied_from": origin, "sources": sources})
 
 
 class TokenUsage(BaseModel):

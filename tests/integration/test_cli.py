@@ -141,16 +141,17 @@ def test_a_dead_letter_is_listed_and_discarded(home: Path) -> None:
     assert run(home, "drop-dead-letter", str(letter.id))[0] == 2  # no such letter any more
 
 
-def test_stored_control_characters_print_as_escapes_not_terminal_commands(
+def test_control_characters_are_not_stored_nor_printed_as_terminal_commands(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # A fact that, printed raw, would clear the line and write over it.
+    # A fact that, printed raw, would clear the line and write over it: it is stored
+    # without its escapes, and an argument echoed in an error is printed escaped.
     hostile = "Likes tea\x1b[2K\x08\x1b[1AEVIL: all good\u202e"
     code, out = run(home, "remember", hostile, "--user", "ada", "--category", "preference")
     assert code == 0 and "\x1b" not in out
     for command in (["list", "--user", "ada"], ["recall", "tea", "--user", "ada"]):
         code, out = run(home, *command)
-        assert code == 0 and "Likes tea\\x1b[2K\\x08\\x1b[1AEVIL" in out, out
+        assert code == 0 and "Likes teaEVIL: all good" in out, out
         assert not any(c in out for c in "\x1b\x08\u202e")
     code, _ = run(home, "forget", "x\x1b[2Kx", "--user", "ada")
     err = capsys.readouterr().err

@@ -70,7 +70,7 @@ def test_the_dimensions_setting_is_asked_for_and_recorded_by_the_store(
     monkeypatch.setenv("RECALLMEM_EMBEDDING_DIMENSIONS", "32")
     with Memory(MemoryConfig(home=tmp_path)) as memory:
         memory.remember("Uses Neovim", user_id="ada", category="preference")
-        assert memory.store.dimension == 32
+        assert memory.repository.store.dimension == 32
     assert {r["body"]["dimensions"] for r in openai_env.requests} == {32}
 
 

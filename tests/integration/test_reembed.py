@@ -86,7 +86,7 @@ def test_reembedding_keeps_every_fact_and_recall_works_with_the_new_embedder(
         assert {u: dumped(memory, u) for u in USERS} == before
         hits = memory.recall("bob writes TypeScript", user_id="bob")
         assert hits[0].fact.content == "bob writes TypeScript at work"
-        assert memory.store.dimension == 64
+        assert memory.repository.store.dimension == 64
     with pytest.raises(EmbeddingMismatchError):
         Memory(MemoryConfig(home=tmp_path), embeddings=OLD)
     assert not (tmp_path / JOURNAL_DIR).exists()

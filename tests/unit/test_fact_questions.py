@@ -22,7 +22,7 @@ from recallmem.facts.near_duplicates import confirm, enrich, merge_batch
 from recallmem.facts.validation import edit_fact, new_fact
 from recallmem.limits import MAX_QUESTION_CHARS, MAX_QUESTIONS, check_questions
 from recallmem.secrets.detector import load_secret_rules, screen_fact
-from recallmem.store.codec import decode, encode
+from recallmem.store.chroma.codec import decode, encode
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Fact
 

@@ -27,12 +27,12 @@ def shown(memory: Memory, query: str) -> tuple[str, str]:
     return block, recall.invoke({"query": query}, CONFIG)
 
 
-def test_a_selector_payload_reaches_neither_the_block_nor_the_recall_tool(
+def test_a_selector_payload_reaches_neither_the_store_nor_the_block_nor_the_recall_tool(
     memory: Memory,
 ) -> None:
     memory.remember("Likes tea \U0001f375" + smuggle(PAYLOAD), user_id="ada",
                     category="preference")  # fmt: skip
-    assert unsmuggle(memory.list(user_id="ada")[0].content).decode() == PAYLOAD
+    assert memory.list(user_id="ada")[0].content == "Likes tea \U0001f375"  # stored clean
     block, answer = shown(memory, "tea")
     assert "- [preference] Likes tea \U0001f375\n" in block
     assert "Likes tea \U0001f375" in answer

@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
@@ -80,6 +81,7 @@ from recallmem.agent.messages import (
 )
 from recallmem.agent.scope import Scope, resolve_scope
 from recallmem.agent.tools import MemoryToolkit
+from recallmem.agent.turn_starts import TurnStarts
 from recallmem.errors import RecallmemError
 from recallmem.events import Event, ExtractionEvent, aemit, emit
 from recallmem.extraction.report import ExtractionReport
@@ -92,6 +94,7 @@ from recallmem.limits import (
     DEFAULT_TURN_NOTE_TOKENS,
 )
 from recallmem.memory import Memory
+from recallmem.persistence.forget_ledger import Began
 from recallmem.prompts import load_tool_texts
 from recallmem.retrieval.block_spec import load_memory_block_spec
 from recallmem.retrieval.notes import render_confirmation
@@ -200,6 +203,7 @@ class MemoryMiddleware(AgentMiddleware):
             MemoryToolkit(memory=memory, prompt_dir=folder).get_tools() if register_tools else []
         )
         self._tool_names = {"recall", "remember"}
+        self._turns = TurnStarts()  # a turn's writes meet the forgets made while it ran
         if extraction == "background":
             memory.start_background()  # windows left queued by an earlier run resume
 
@@ -229,6 +233,7 @@ class MemoryMiddleware(AgentMiddleware):
         """Inject the block at the start of a thread (or refresh it) and add cue notes."""
         messages = state["messages"]
         scope = self._scope(messages, runtime)
+        self._turns.note(scope, messages)
         update, events = self.injector.start_turn(messages, scope, self._today(scope))
         for event in events:
             emit(event)
@@ -238,6 +243,7 @@ class MemoryMiddleware(AgentMiddleware):
         """Async :meth:`before_agent` (memory work runs in a worker thread)."""
         messages = state["messages"]
         scope = self._scope(messages, runtime)
+        self._turns.note(scope, messages)
         start = self.injector.start_turn
         update, events = await asyncio.to_thread(start, messages, scope, self._today(scope))
         for event in events:
@@ -319,6 +325,12 @@ class MemoryMiddleware(AgentMiddleware):
         return ToolMessage(content=text, tool_call_id=request.tool_call["id"] or "",
                            name=request.tool_call["name"], status="error")  # fmt: skip
 
+    def _tool_work(self, request: ToolCallRequest) -> AbstractContextManager[Began]:
+        """Run a memory tool as work of its turn (``remember`` meets a forget meanwhile)."""
+        state = request.state if isinstance(request.state, dict) else {}
+        messages = state.get("messages", [])
+        return self._turns.work(self._scope(messages, request.runtime), messages)
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -329,7 +341,8 @@ class MemoryMiddleware(AgentMiddleware):
         if request.tool_call["name"] not in self._tool_names:
             return handler(request)
         try:
-            return handler(request)
+            with self._tool_work(request):
+                return handler(request)
         except GraphBubbleUp:
             raise
         except Exception as exc:
@@ -344,7 +357,8 @@ class MemoryMiddleware(AgentMiddleware):
         if request.tool_call["name"] not in self._tool_names:
             return await handler(request)
         try:
-            return await handler(request)
+            with self._tool_work(request):
+                return await handler(request)
         except GraphBubbleUp:
             raise
         except Exception as exc:
@@ -385,7 +399,9 @@ class MemoryMiddleware(AgentMiddleware):
         self, messages: Sequence[BaseMessage], scope: Scope
     ) -> tuple[Update, list[Event]]:
         conversation = visible(messages)
-        report = self._observe(conversation, scope)
+        with self._turns.work(scope, messages):
+            report = self._observe(conversation, scope)
+        self._turns.end(scope, messages)
         events: list[Event] = [ExtractionEvent.from_report(report)] if report is not None else []
         _, turn = current_turn(messages)
         reply = last_reply(turn)

@@ -19,8 +19,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from recallmem.durability.whole_files import sync_directory, write_durably
-from recallmem.errors import StoreError
+from recallmem.durability.whole_files import (
+    disk_full_message,
+    is_disk_full,
+    sync_directory,
+    write_durably,
+)
+from recallmem.errors import DiskFullError, StoreError
 
 log = logging.getLogger("recallmem.store")
 OWED_NAME = "scrub.owed"
@@ -40,8 +45,16 @@ class OwedScrub:
         with _guard:
             _purges[self.path] = _purges.get(self.path, 0) + 1
             if not self.path.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                write_durably(self.path, _NOTE)
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    write_durably(self.path, _NOTE)
+                except OSError as exc:  # before any delete: nothing was erased
+                    _purges[self.path] -= 1
+                    detail = f"{type(exc).__name__}: {exc}"
+                    if is_disk_full(exc):
+                        message = disk_full_message(str(self.path.parent), "purge", detail)
+                        raise DiskFullError(f"{message} Nothing was erased.") from exc
+                    raise StoreError(f"could not purge: {detail}; nothing was erased") from exc
 
     def scrubbed(self, scrub: Callable[[], None]) -> None:
         """Run ``scrub``; then the marker goes, unless a purge began while it ran."""

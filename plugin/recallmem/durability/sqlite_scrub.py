@@ -11,7 +11,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from recallmem.errors import StoreError
+from recallmem.durability.whole_files import is_disk_full
+from recallmem.errors import DiskFullError, StoreError
 
 
 def scrub_sqlite(path: Path) -> None:
@@ -27,12 +28,14 @@ def scrub_sqlite(path: Path) -> None:
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise StoreError(unscrubbed_message(path, str(exc))) from exc
+        raise unscrubbed_error(path, exc) from exc
 
 
-def unscrubbed_message(path: Path, why: str) -> str:
-    """The error text of a file that could not be rewritten after a purge."""
-    return (
+def unscrubbed_error(path: Path, exc: BaseException) -> StoreError:
+    """The error of a file that could not be rewritten after a purge."""
+    message = (
         f"the facts are erased, but {path} could not be rewritten to drop their bytes "
-        f"({why}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
+        f"({exc}); purge again, or run `sqlite3 {path} VACUUM` while no process uses it"
     )
+    # A rewrite needs room for a copy of the file: on a full disk, say so (503).
+    return DiskFullError(f"disk full: {message}") if is_disk_full(exc) else StoreError(message)

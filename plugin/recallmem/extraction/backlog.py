@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -55,6 +56,11 @@ class DeadLetter(BaseModel):
 # tokens are in the totals too); ``windows`` counts extracted windows only.
 NO_USAGE = {"windows": 0, "calls": 0, "input_tokens": 0, "output_tokens": 0, "keying_calls": 0}
 KEYING_USAGE = "keying:"  # usage_log keys of the keying step's calls: keying:<user>
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return found.fetchone() is not None
 
 
 def _when(seconds: float | None) -> datetime | None:
@@ -163,9 +169,18 @@ class Backlog:
             db.execute("DELETE FROM dead_letters WHERE id=?", (letter_id,))
 
     def purge(
-        self, user_id: str, *, thread_id: str | None = None, agent_id: str | None = None
+        self,
+        user_id: str,
+        *,
+        thread_id: str | None = None,
+        agent_id: str | None = None,
+        erase: bool = False,
+        inside: Callable[[], object] | None = None,
     ) -> int:
-        """Erase a user's queued messages and dead letters (narrowed by thread or agent).
+        """Erase a user's queued messages and dead letters (narrowed by thread or agent);
+        ``erase`` (a purge of the whole user) also drops the user's maintenance record.
+        ``inside`` runs in the same transaction, before the rows go (the forget ledger's
+        record: a turn is then either deleted here or refused after).
 
         Returns how many not yet extracted messages were erased.
         """
@@ -177,6 +192,8 @@ class Backlog:
         where = " AND ".join(conditions)
         whole_user = thread_id is None and agent_id is None
         with self.queue.tx() as db:
+            if inside is not None:
+                inside()
             keys = [r[0] for r in db.execute(f"SELECT key FROM threads WHERE {where}", args)]
             erased = 0
             for key in keys:
@@ -188,6 +205,10 @@ class Backlog:
             db.execute(f"DELETE FROM dead_letters WHERE {where}", args)
             if whole_user:
                 db.execute("DELETE FROM usage_log WHERE user_id = ?", (user_id,))
+            # Maintenance (lifecycle/maintenance_journal.py) keeps a row per user in this
+            # file, naming the user: erasing the user erases it, where it exists.
+            if whole_user and erase and _has_table(db, "maintenance"):
+                db.execute("DELETE FROM maintenance WHERE user_id = ?", (user_id,))
         return erased
 
     def usage(self, *, user_id: str | None = None) -> dict[str, int]:

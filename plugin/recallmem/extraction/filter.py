@@ -42,6 +42,7 @@ from recallmem.extraction.threads import Utterance as Utterance
 from recallmem.facts.validation import check_said_at
 from recallmem.prompts import compiled_patterns, load_data
 from recallmem.secrets.detector import SecretRules, load_secret_rules, redact
+from recallmem.text.quoting import stored_text
 
 MessageLike = BaseMessage | Mapping[str, Any]
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -93,7 +94,9 @@ class FilterRules:
     secrets: SecretRules
 
     def clean(self, text: str) -> str:
-        """``text`` without injected blocks, narration and secrets."""
+        """``text`` without injected blocks, narration and secrets, as it is stored (no
+        terminal escapes, controls or bidi overrides: ``text.quoting.stored_text``)."""
+        text = stored_text(text)
         for pattern in self.removals:
             text = pattern.sub("", text)
         text = _BLANK_LINES.sub("\n\n", redact(text, self.secrets))

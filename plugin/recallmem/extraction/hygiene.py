@@ -11,7 +11,9 @@ and each proposal's nearest stored facts, :func:`make_plan` returns a
 3. evidence: the quote must be the user's own whole words from one of their messages,
    so facts drawn only from the assistant's words are dropped (``quotes``);
 4. the fact is written in the language the user used, and its quote carries it
-   (shares a word of it, or is a clause of its own: ``quotes.unsupported``);
+   (shares a word of it, or is a clause of its own: ``quotes.unsupported``); its
+   particulars (numbers, URLs, e-mail addresses, names, code identifiers) are the
+   user's, and it says not much more than the user did (``specifics``);
 5. not a repeat of another fact of the same window;
 6. if it replaces a stored fact (the model's ``supersede``), the stored one is
    superseded: kept, linked to its replacement, out of recall. Corrections carry the
@@ -38,6 +40,7 @@ from recallmem.extraction.parser import CandidateFact, ExtractionResult, Superse
 from recallmem.extraction.quotes import locate_evidence as locate_evidence  # re-exported
 from recallmem.extraction.quotes import unsupported
 from recallmem.extraction.search_keys import vet_questions
+from recallmem.extraction.specifics import unsaid_specifics
 from recallmem.extraction.threads import Utterance
 from recallmem.extraction.write_plan import (
     Add,
@@ -113,6 +116,9 @@ class _Planner:
             if index is not None and request.fact_id in context.shown:
                 self.links.setdefault(index, []).append((request, context.shown[request.fact_id]))
         self.stored: set[int] = set()  # proposals that became new facts
+        # What the user said: the window's user messages, and the facts shown (said before).
+        self.said = [u.content for u in context.window if u.role == "user"]
+        self.said += [f.content for f in context.shown.values()]
 
     def drop(self, candidate: CandidateFact, reason: str) -> None:
         self.dropped.append(
@@ -135,6 +141,8 @@ class _Planner:
             return "not written in the language the user used"
         if weak := unsupported(candidate.content, candidate.evidence):
             return weak
+        if unsaid := unsaid_specifics(candidate.content, self.said):
+            return unsaid
         try:  # a date past the calendar's end (9999-12-31 for "for good") loses only this fact
             if candidate.valid_until:
                 resolve_local(candidate.valid_until, self.ctx.timezone)

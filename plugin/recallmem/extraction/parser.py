@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recallmem.errors import ExtractionError
 from recallmem.extraction.reply_json import find_json as find_json  # re-exported
@@ -39,7 +39,7 @@ from recallmem.limits import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
-from recallmem.types import PROFILE_SECTIONS, Category
+from recallmem.types import PROFILE_SECTIONS, Category, StoredText
 from recallmem.types import TokenUsage as TokenUsage  # re-exported: it used to live here
 
 _WORD_CONFIDENCE = {"high": 0.9, "medium": 0.75, "moderate": 0.75, "low": 0.5}
@@ -50,12 +50,12 @@ class CandidateFact(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    content: str = Field(min_length=1)
+    content: StoredText = Field(min_length=1)
     category: Category
     confidence: float = Field(ge=0.0, le=1.0)
-    evidence: str = ""
+    evidence: StoredText = ""
     message_ids: tuple[str, ...] = ()
-    source_error: str | None = None
+    source_error: StoredText | None = None
     valid_until: str | None = Field(
         default=None,
         description=(
@@ -88,6 +88,13 @@ class CandidateFact(BaseModel):
             "'agent' only for the state of this assistant's own work that no other needs."
         ),
     )
+
+    @field_validator("content")
+    @classmethod
+    def _content_left(cls, value: str) -> str:
+        if not value.strip():  # nothing left once stored (controls and escapes only)
+            raise ValueError("content holds no visible text")
+        return value
 
 
 class SupersedeRequest(BaseModel):

@@ -47,6 +47,7 @@ from recallmem.extraction.report import ExtractionReport, RecentReports
 from recallmem.extraction.runner import Runner
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.prompts import ChatPromptSpec, load_prompt
 from recallmem.signals.detector import load_signals
 
@@ -75,8 +76,9 @@ class ExtractionPipeline:
         self.config = config or MemoryConfig()
         self.model = model
         self.queue = QueueStore(
-            self.config.queue_path, Timing.from_config(self.config), clock=clock
-        )
+            self.config.queue_path, Timing.from_config(self.config), clock=clock,
+            forgets=ForgetLedger.of(self.config.home),
+        )  # fmt: skip
         self.backlog = Backlog(self.queue)
         self.reports = RecentReports()
         self.prompt = prompt or load_prompt("extract", self.config.prompt_dir)
@@ -127,10 +129,11 @@ class ExtractionPipeline:
         are resolved there, as of the day they were said. ``said_at``: when the whole
         transcript was said (a message's own ``said_at`` metadata wins; default: now).
         """
-        scope = thread_scope(user_id, thread_id, agent_id, timezone)
-        seen = self.intake.observe(
-            messages, scope, has_model=self.model is not None, said_at=said_at
-        )
+        with work_began():  # a forget of the thread from now on refuses the turn
+            scope = thread_scope(user_id, thread_id, agent_id, timezone)
+            seen = self.intake.observe(
+                messages, scope, has_model=self.model is not None, said_at=said_at
+            )
         self.start_background()
         return seen
 
@@ -178,11 +181,12 @@ class ExtractionPipeline:
         write fails, and ModelNotConfiguredError (after queueing) without a model.
         ``timezone`` and ``said_at`` as for :meth:`observe`.
         """
-        scope = thread_scope(user_id, thread_id, agent_id, timezone)
-        with self.runner.reserving(scope):
-            self.intake.add(messages, scope, said_at)
-            self._require_model("extract")
-            return self.runner.extract_thread(scope, wait)
+        with work_began():
+            scope = thread_scope(user_id, thread_id, agent_id, timezone)
+            with self.runner.reserving(scope):
+                self.intake.add(messages, scope, said_at)
+                self._require_model("extract")
+                return self.runner.extract_thread(scope, wait)
 
     def retry_dead_letter(self, letter_id: int) -> None:
         """Queue a dead letter's messages again; they are due at once."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -152,10 +152,12 @@ class RecentReports:
         self._reports: deque[ExtractionReport] = deque(maxlen=keep)
         self._lock = threading.Lock()
 
-    def add(self, report: ExtractionReport) -> None:
-        """Keep a report (the oldest is dropped past ``keep``)."""
+    def add(self, report: ExtractionReport, *, unless: Callable[[], object] | None = None) -> None:
+        """Keep a report (the oldest is dropped past ``keep``), unless ``unless()``, asked
+        under the lock :meth:`forget` takes (a purge of the user meanwhile)."""
         with self._lock:
-            self._reports.append(report)
+            if unless is None or not unless():
+                self._reports.append(report)
 
     def forget(self, user_id: str) -> None:
         """Drop every report of the user (a purge: reports quote the user's words)."""

@@ -19,14 +19,16 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
-from recallmem.errors import ExtractionError
+from recallmem.errors import ExtractionError, ForgottenMeanwhileError
 from recallmem.events import ExtractionEvent, log_event
 from recallmem.extraction.planner import Planner
 from recallmem.extraction.report import ExtractionReport, Journal, RecentReports
 from recallmem.extraction.window_queue import QueueStore, ThreadScope, Window
 from recallmem.extraction.writer import write_journal
+from recallmem.persistence.forget_ledger import work_began
 
 if TYPE_CHECKING:
     from recallmem.persistence.repository import FactRepository
@@ -78,9 +80,22 @@ class Runner:
         return journal, False
 
     def process(self, window: Window) -> ExtractionReport | None:
-        """Extract (or replay) and write one claimed window; failures stay queued."""
+        """Extract (or replay) and write one claimed window; failures stay queued.
+
+        The window's work began when it was claimed: a forget of its thread (or of a fact
+        it writes) after that refuses its writes, and the window is given back; a forget
+        of the thread also deleted its rows, so nothing of it is left to retry.
+        """
+        scope = window.scope
         try:
-            return self._process(window)
+            with work_began(window.began, user_id=scope.user_id, thread_id=scope.thread_id,
+                            agent_id=scope.agent_id):  # fmt: skip
+                return self._process(window)
+        except ForgottenMeanwhileError as exc:
+            self.queue.release(window)
+            log.info("recallmem: thread %s: dropped: %s", scope.thread_id, exc)
+            return ExtractionReport(user_id=scope.user_id, agent_id=scope.agent_id,
+                                    thread_id=scope.thread_id, error=str(exc))  # fmt: skip
         finally:
             _settled()
 
@@ -96,6 +111,8 @@ class Runner:
             report = write_journal(
                 self.facts, journal, thread_id=scope.thread_id, replayed=replayed
             )
+        except ForgottenMeanwhileError:
+            raise
         except Exception as exc:
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
             dead = self.queue.fail(window, reason)
@@ -109,7 +126,10 @@ class Runner:
                 error=f"{reason}; {fate}",
             )
         self.queue.complete(window)
-        self.reports.add(report)
+        forgets = self.queue.forgets
+        # Reports quote the user's words: none is kept of a user purged meanwhile.
+        purged = None if forgets is None else partial(forgets.forgotten, scope.user_id, purged=True)
+        self.reports.add(report, unless=purged)
         log.info("recallmem: thread %s: %s", scope.thread_id, report.summary())
         return report
 

@@ -173,6 +173,8 @@ class Window:
     ``said_at`` is when its last message was said (epoch seconds; when it was observed,
     if the caller did not say): the window's "today" is that instant's date in the
     user's timezone, however late it is extracted. A window never spans two local days.
+    ``began`` is when it was claimed, on the forget ledger's clock
+    (``recallmem.persistence.forget_ledger``): its work began then.
     """
 
     scope: ThreadScope
@@ -183,6 +185,7 @@ class Window:
     journal: str | None
     owner: str
     said_at: float
+    began: float
 
     @property
     def said(self) -> datetime:

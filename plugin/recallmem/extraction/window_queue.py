@@ -37,10 +37,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from recallmem.durability.whole_files import disk_full_refused
 from recallmem.errors import InvalidInputError, StoreError
 
 # ThreadScope, Timing and Window are re-exported: they used to live here.
@@ -48,6 +49,8 @@ from recallmem.extraction.threads import ThreadScope as ThreadScope
 from recallmem.extraction.threads import Timing as Timing
 from recallmem.extraction.threads import Utterance, first_day, said_time
 from recallmem.extraction.threads import Window as Window
+from recallmem.persistence.forget_ledger import ForgetLedger
+from recallmem.persistence.forget_ledger import now as ledger_now
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -119,12 +122,19 @@ def owner_is_dead(owner: str | None, me: str) -> bool:
 
 
 class QueueStore:
-    """The queue's SQLite file; safe to share between threads and processes."""
+    """The queue's SQLite file; safe to share between threads and processes. ``forgets``
+    (the home's forget ledger) refuses a turn forgotten since its work began."""
 
     def __init__(
-        self, path: Path, timing: Timing, *, clock: Callable[[], float] = time.time
+        self,
+        path: Path,
+        timing: Timing,
+        *,
+        clock: Callable[[], float] = time.time,
+        forgets: ForgetLedger | None = None,
     ) -> None:
         self.path, self.timing, self.clock = Path(path), timing, clock
+        self.forgets = forgets
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.RLock()
         try:
@@ -145,12 +155,14 @@ class QueueStore:
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        """One write transaction; on a full disk, DiskFullError (it did not happen)."""
+        with self._lock, disk_full_refused(str(self.path), "write to the extraction queue"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                with suppress(sqlite3.Error):  # a failed statement may have ended it
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
@@ -178,6 +190,8 @@ class QueueStore:
         flags = list(urgent) or [False] * len(messages)
         now = self.clock()
         with self.tx() as db:
+            if self.forgets is not None:  # in the transaction a purge's deletion takes
+                self.forgets.admit(scope.user_id, scope=(scope.thread_id, scope.agent_id))
             db.execute(
                 "INSERT OR IGNORE INTO threads (key, user_id, agent_id, thread_id) "
                 "VALUES (?,?,?,?)",
@@ -297,18 +311,20 @@ class QueueStore:
             for m in messages
         )
         attempts = row["attempts"] + 1
+        # In the transaction a purge's deletion takes: a later forget refuses its writes.
         return Window(
             scope, row["watermark"], hi, utterances, attempts, row["journal"], self.owner,
-            said_at=said_at,
+            said_at=said_at, began=ledger_now(),
         )  # fmt: skip
 
     def journal(self, window: Window, payload: str, usage: dict[str, Any]) -> None:
         """Record what the model produced for a window before anything is written."""
         with self.tx() as db:
-            db.execute(
+            if not db.execute(
                 "UPDATE threads SET journal=? WHERE key=? AND watermark=? AND lease_owner=?",
                 (payload, window.scope.key, window.lo, window.owner),
-            )
+            ).rowcount:
+                return  # the thread was forgotten (or taken over): no usage to keep of it
             self._log_usage(db, window.scope.key, window.scope.user_id, usage)
 
     def log_usage(self, key: str, user_id: str, usage: dict[str, Any]) -> None:
@@ -369,6 +385,10 @@ class QueueStore:
     def fail(self, window: Window, reason: str) -> bool:
         """Record a failure; returns True when the window went to the dead letters."""
         with self.tx() as db:
+            if not db.execute(
+                "SELECT 1 FROM threads WHERE key=? AND watermark=?", (window.scope.key, window.lo)
+            ).fetchone():
+                return False  # forgotten (or finished) meanwhile: its words must not stay
             if window.attempts >= self.timing.max_attempts:
                 self._bury(db, window, reason)
                 return True

@@ -34,7 +34,7 @@ from recallmem.limits import (
 from recallmem.limits import check_query as _check_query_text
 from recallmem.secrets.detector import screen_fact, screen_profile, screen_text
 from recallmem.text.jsontext import value_problem
-from recallmem.text.quoting import visible_text
+from recallmem.text.quoting import stored_text, visible_text
 from recallmem.types import (
     MANUAL_SOURCE,
     MAX_CONTENT_CHARS,
@@ -169,6 +169,7 @@ def check_content(content: object) -> str:
             f"content must be a string, got {_type_name(content)}; a fact is one "
             "self-contained sentence"
         )
+    content = stored_text(content)  # no escapes, controls or bidi overrides are stored
     if not visible_text(content).strip():
         raise InvalidInputError("content is empty; a fact is one self-contained sentence")
     if len(content) > MAX_CONTENT_CHARS:

@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
+from recallmem.errors import ForgottenMeanwhileError
 from recallmem.events import ConsolidationEvent, log_event
 from recallmem.extraction.write_plan import Add, apply_plan
 from recallmem.lifecycle.clusters import related_groups
@@ -27,6 +28,7 @@ from recallmem.lifecycle.duplicates import duplicate_proposals
 from recallmem.lifecycle.merge_journal import JournalFiles, MergeJournal
 from recallmem.lifecycle.merge_prompt import Shown, Unreadable, ask, render_groups
 from recallmem.lifecycle.merge_rules import CONSOLIDATED, RULES, Refusal, merge_plan, vet
+from recallmem.persistence.forget_ledger import work_began
 from recallmem.prompts import load_prompt
 from recallmem.types import DEDUP_SOURCE, Fact, Source, Status, TokenUsage
 
@@ -181,14 +183,20 @@ def consolidate(
     A plan a crash left journaled is applied first, instead of a new run.
     """
     files = JournalFiles(config.home)
-    with files.running(user_id):
+    # One unit of work from the read of the parts to the write of the merges: a forget
+    # of the user meanwhile refuses the write (persistence/forget_ledger.py).
+    with work_began(user_id=user_id, agent_id=agent_id), files.running(user_id):
         journal = files.pending(user_id)
         replayed = journal is not None
         if journal is None:
             journal = _decide(store, model, config, user_id=user_id, agent_id=agent_id, now=now)
             if journal.plan.operations:
                 files.record(journal)
-        merges, stale = _apply(store, journal)
+        try:
+            merges, stale = _apply(store, journal)
+        except ForgottenMeanwhileError:
+            files.done(user_id)  # the plan quotes what was forgotten: it goes too
+            raise
         files.done(user_id)
     report = ConsolidationReport(
         user_id=user_id, agent_id=agent_id, at=journal.plan.at, shown=journal.shown,

@@ -29,7 +29,11 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict
 
 from recallmem.config import MemoryConfig
-from recallmem.errors import QueueUnavailableError, StoreError
+from recallmem.errors import (
+    ForgottenMeanwhileError,
+    QueueUnavailableError,
+    StoreError,
+)
 from recallmem.events import MaintenanceEvent, log_event
 from recallmem.extraction.window_queue import QueueStore, Timing
 from recallmem.extraction.worker import Worker
@@ -45,6 +49,7 @@ from recallmem.lifecycle.maintenance_plan import (
     plan_maintenance,
 )
 from recallmem.limits import MAX_CONTENT_CHARS, check_maintain_now
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.types import Fact, Status, UtcDatetime, utcnow
 
 if TYPE_CHECKING:
@@ -161,11 +166,16 @@ class Maintainer:
         budget = self.keying_budget  # facts the run may key, all its users together
         try:
             for user_id in self.facts.users() if users is None else users:
-                step, replayed_purge = self._user(user_id, now)
-                if self.keyer is not None and budget > 0:
-                    keyed = self.keyer.run([user_id], budget)
-                    budget -= len(keyed.keyed) + len(keyed.declined)
-                    step = step.model_copy(update={"keyed": keyed.keyed})
+                try:
+                    with work_began(user_id=user_id):
+                        step, replayed_purge = self._user(user_id, now)
+                        if self.keyer is not None and budget > 0:
+                            keyed = self.keyer.run([user_id], budget)
+                            budget -= len(keyed.keyed) + len(keyed.declined)
+                            step = step.model_copy(update={"keyed": keyed.keyed})
+                except ForgottenMeanwhileError as exc:  # its writes were refused: nothing left
+                    log.info("recallmem: maintenance of user %r stopped: %s", user_id, exc)
+                    continue
                 report = report.merge(step)
                 dirty = dirty or replayed_purge or bool(step.purged or step.repaired)
         except BaseException:
@@ -275,7 +285,8 @@ def open_maintainer(
         return [merge.fact.id for merge in run.merges]
 
     try:
-        queue = QueueStore(config.queue_path, Timing.from_config(config))
+        queue = QueueStore(config.queue_path, Timing.from_config(config),
+                           forgets=ForgetLedger.of(config.home))  # fmt: skip
         keyer = (
             None if model is None else Keyer(facts, model, config, keying_usage(queue.log_usage))
         )

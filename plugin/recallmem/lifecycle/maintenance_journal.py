@@ -6,6 +6,10 @@ one row per user with the plan being applied, if any, and when the user was last
 maintained. A plan left there by a crash is applied at the user's next maintenance,
 before a new plan is made; applying is idempotent (``lifecycle/plan.py``), so nothing
 is applied twice.
+
+A row names its user, so erasing the user deletes it (``Backlog.purge``, in the
+transaction that records the purge in the forget ledger); a run that began before such
+a purge writes no row after it (:meth:`MaintenanceJournal._erased`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,16 @@ class MaintenanceJournal:
         with queue.tx() as db:
             db.execute(_SCHEMA)
 
+    def _erased(self, user_id: str) -> bool:
+        """Whether the user was purged since this run began (ask inside a transaction)."""
+        forgets = self.queue.forgets
+        return forgets is not None and forgets.forgotten(user_id, purged=True) is not None
+
     def record(self, plan: MaintenancePlan) -> None:
         """Keep the plan durably; call before applying any of it."""
         with self.queue.tx() as db:
+            if self._erased(plan.user_id):
+                return
             db.execute(
                 "INSERT INTO maintenance (user_id, plan) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET plan = excluded.plan",
@@ -46,6 +57,8 @@ class MaintenanceJournal:
     def done(self, user_id: str, at: float) -> None:
         """The user's plan is applied (or there was none): clear it, note the run."""
         with self.queue.tx() as db:
+            if self._erased(user_id):
+                return
             db.execute(
                 "INSERT INTO maintenance (user_id, plan, last_run) VALUES (?, NULL, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET plan = NULL, last_run = excluded.last_run",
@@ -62,6 +75,8 @@ class MaintenanceJournal:
     def note_consolidated(self, user_id: str, revision: str | None) -> None:
         """The user's memory is consolidated as of ``revision``."""
         with self.queue.tx() as db:
+            if self._erased(user_id):
+                return
             db.execute(
                 "INSERT INTO maintenance (user_id, consolidated_revision) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from recallmem.config import MemoryConfig
 from recallmem.errors import FactNotFoundError, InvalidInputError
 from recallmem.events import CopyEvent, log_event
+from recallmem.persistence.forget_ledger import work_began
 from recallmem.secrets.detector import screen_fact
 from recallmem.types import Category, Fact, Origin, Status
 
@@ -116,13 +117,16 @@ def copy_facts(
         raise InvalidInputError(
             "the source and destination are the same scope; name another to_user_id or to_agent_id"
         )
-    chosen = _selected(store.facts(from_user_id), user_id=from_user_id, agent_id=from_agent_id,
-                       categories=categories, ids=ids)  # fmt: skip
-    copies = [
-        screen_fact(_copy_of(f, user_id=to_user_id, agent_id=to_agent_id, now=now), config.secrets)
-        for f in chosen
-    ]
-    stored = store.remember(copies, threshold=config.dedup_similarity, now=now) if copies else []
+    # From the read of the source to the write of the copies: a forget of the source
+    # meanwhile refuses the copies (persistence/forget_ledger.py).
+    with work_began(user_id=from_user_id, agent_id=from_agent_id):
+        chosen = _selected(store.facts(from_user_id), user_id=from_user_id,
+                           agent_id=from_agent_id, categories=categories, ids=ids)  # fmt: skip
+        copies = [screen_fact(_copy_of(f, user_id=to_user_id, agent_id=to_agent_id, now=now),
+                              config.secrets) for f in chosen]  # fmt: skip
+        stored = (
+            store.remember(copies, threshold=config.dedup_similarity, now=now) if copies else []
+        )
     fresh = {c.id for c in copies}
     new = sum(f.id in fresh for f in {f.id: f for f in stored}.values())
     log_event(CopyEvent(from_user_id=from_user_id, from_agent_id=from_agent_id,

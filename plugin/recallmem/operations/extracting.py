@@ -3,6 +3,7 @@ administration is :mod:`recallmem.operations.queue_admin`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -57,10 +58,20 @@ class Extracting:
         if self.model is not None:
             self.pipeline.start_background()
 
-    def drop_queued(self, user_id: str, *, thread_id: str | None, agent_id: str | None) -> None:
-        """Drop the queued words of a scope, which would otherwise bring forgotten facts back."""
-        if self.config.queue_path.exists():
-            self.pipeline.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id)
+    def drop_queued(
+        self,
+        user_id: str,
+        *,
+        thread_id: str | None,
+        agent_id: str | None,
+        erase: bool,
+        inside: Callable[[], object],
+    ) -> None:
+        """Drop the queued words of a scope, which would otherwise bring forgotten facts
+        back; ``inside`` runs in the transaction that drops them (``Backlog.purge``)."""
+        if self.in_use:
+            self.pipeline.backlog.purge(user_id, thread_id=thread_id, agent_id=agent_id,
+                                        erase=erase, inside=inside)  # fmt: skip
 
     def forget_reports(self, user_id: str) -> None:
         """Drop the user's recent extraction reports (after a purge: they quote the words)."""

@@ -65,7 +65,11 @@ class Maintaining:
         categories: Iterable[str | Category] | None,
         ids: Sequence[str] | None,
     ) -> list[Fact]:
-        """Copy a scope's active facts into another (``Memory.copy``)."""
+        """Copy a scope's active facts into another (``Memory.copy``); a copy into
+        another user is recorded first, for erasing the source (store/copy_links.py)."""
+        if from_user_id != to_user_id:
+            self.repository.store.copy_links.note(require_user(from_user_id),
+                                                  require_user(to_user_id))  # fmt: skip
         return copy_facts(
             self.repository, self.config, from_user_id=require_user(from_user_id),
             to_user_id=require_user(to_user_id),

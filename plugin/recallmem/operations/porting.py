@@ -7,6 +7,7 @@ from typing import Any
 from recallmem.config import MemoryConfig
 from recallmem.facts.export_format import ImportReport, accept_import, build_export
 from recallmem.facts.validation import check_flag, optional_key, require_user
+from recallmem.persistence.forget_ledger import as_work
 from recallmem.persistence.repository import FactRepository
 
 
@@ -32,6 +33,7 @@ class Porting:
         return build_export(user_id, facts=facts, profiles=profiles, vectors=vectors,
                             embedder=self.repository.store.embedder)  # fmt: skip
 
+    @as_work  # a forget of a user while the import is embedded refuses that user's rows
     def import_(self, data: Any) -> ImportReport:
         """Validate every row, then write them all or nothing; vectors the export carries
         for this store's embedder are written as they are."""

@@ -3,12 +3,14 @@ extraction vets them), edits, forgetting, profiles."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property, partial
 from typing import Any
 
 from recallmem.config import MemoryConfig
+from recallmem.errors import FactNotFoundError, RecallmemError
 from recallmem.extraction.admission import Policy, Rules, refusal
 from recallmem.extraction.parser import CandidateFact
 from recallmem.extraction.proposal import ProposalOutcome, outcome_of, plan_proposal
@@ -30,6 +32,8 @@ from recallmem.facts.validation import (
 from recallmem.lifecycle.merge_journal import JournalFiles
 from recallmem.limits import check_keywords
 from recallmem.operations.extracting import Extracting
+from recallmem.persistence.forget_ledger import as_work, outside_work
+from recallmem.persistence.pending_erasures import PendingErasures
 from recallmem.persistence.repository import FactRepository
 from recallmem.persistence.retrieval_records import RetrievalRecords
 from recallmem.types import (
@@ -45,6 +49,8 @@ from recallmem.types import (
 
 NEIGHBOURS = 5  # stored facts a proposal is compared with, as a window's fact is
 
+log = logging.getLogger("recallmem.store")
+
 
 class Writing:
     """Checks a write's input and screens it for secrets before the repository stores it."""
@@ -58,14 +64,31 @@ class Writing:
         # What reached a model: a purge of facts (or of the user) erases their entries.
         self.records = RetrievalRecords(config, repository.erasure)
         self.policy = Policy.from_config(config)  # what a model's proposed fact meets
+        self._erasing = PendingErasures.of(config.home)  # purges under way or interrupted
         # A pending consolidation plan quotes its parts: a purge rewrites it first.
         repository.erasure.quoting.append(JournalFiles(config.home).forget)
+        self._finish_interrupted()
 
     @cached_property
     def rules(self) -> Rules:
         """The secret and scope rules proposals meet, loaded on first use."""
         return Rules.load(self.config.prompt_dir)
 
+    def _finish_interrupted(self) -> None:
+        """Finish the erasures a full disk or a crash interrupted (they stay recorded,
+        and the user's writes refused, if they fail again)."""
+        erasing = self._erasing
+        for user_id, thread_id, agent_id, fact_id in list(erasing.interrupted):
+            try:
+                self.forget(fact_id, user_id=user_id, thread_id=thread_id, agent_id=agent_id,
+                            purge=True)  # fmt: skip
+            except FactNotFoundError:  # the fact was erased before the interruption
+                erasing.end((user_id, thread_id, agent_id, fact_id), finished=True)
+            except RecallmemError as exc:
+                log.warning("recallmem: an interrupted erasure of user %r failed again: %s",
+                            user_id, exc)  # fmt: skip
+
+    @as_work
     def remember_many(
         self,
         items: Iterable[Mapping[str, Any]],
@@ -81,6 +104,7 @@ class Writing:
         candidates = [make(i) for i in check_items(items)]
         return self.repository.remember(candidates, threshold=self.config.dedup_similarity, now=now)
 
+    @as_work
     def remember_proposed(
         self,
         content: str,
@@ -138,6 +162,7 @@ class Writing:
             repository.write(index, said, vectors if said else None, rest)
         return outcome_of(plan, {**current, **{r.id: r for r in records}})
 
+    @as_work
     def update(
         self,
         fact_id: str,
@@ -194,21 +219,48 @@ class Writing:
         if fact_id is not None:
             user_id = self.repository.get(check_fact_id(fact_id), user_id=user_id).user_id
         user_id = require_user(user_id)
+        if not purge:
+            return self._forget(fact_id, user_id, thread_id, agent_id, purge=False)
+        # Recorded first: if the disk is full, nothing is erased; if the erasure stops
+        # half way, it is finished at the next open (persistence/pending_erasures.py).
+        erasure = (user_id, thread_id, agent_id, fact_id)
+        self._erasing.begin(erasure)
+        finished = False
+        try:
+            forgotten = self._forget(fact_id, user_id, thread_id, agent_id, purge=True)
+            finished = True
+        finally:
+            self._erasing.end(erasure, finished=finished)
+        return forgotten
+
+    def _forget(self, fact_id: str | None, user_id: str, thread_id: str | None,
+                agent_id: str | None, *, purge: bool) -> int:  # fmt: skip
         if purge:  # owed before the queue loses words too: a crash then scrubs at open
             self.repository.erasure.owed.owe()
+        # Recorded before anything is erased: work in flight cannot write it back
+        # (persistence/forget_ledger.py). A soft forget of one fact leaves no words out.
+        record = partial(self.repository.forgets.record, user_id, thread_id=thread_id,
+                         agent_id=agent_id, ids=None if fact_id is None else [fact_id],
+                         purge=purge)  # fmt: skip
+        if fact_id is None or purge:
+            record()
         if fact_id is None:
-            # Queued words of that scope would bring the facts back.
-            self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id)
+            # Queued words of that scope would bring the facts back; a turn queued in
+            # the same transaction as the record is deleted, one after it refused.
+            self.extracting.drop_queued(user_id, thread_id=thread_id, agent_id=agent_id,
+                                        erase=purge, inside=record)  # fmt: skip
         if purge:
             self.extracting.scrub()  # the words the facts came from (Chroma's file follows)
-        forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
-                                           agent_id=agent_id, purge=purge)  # fmt: skip
+        with outside_work():  # the forget's own writes are not in flight before it
+            forgotten = self.repository.forget(user_id, fact_id=fact_id, thread_id=thread_id,
+                                               agent_id=agent_id, purge=purge)  # fmt: skip
         if purge:  # this process's recent reports quote the user's words
             self.extracting.forget_reports(user_id)
         if purge and fact_id is None:  # a scope's records quote its words
             self.records.forget_scope(user_id, agent_id=agent_id, thread_id=thread_id)
         return forgotten
 
+    @as_work
     def set_profile(self, profile: Profile) -> Profile:
         """Replace the profile of ``profile.user_id`` (and ``agent_id``), screened."""
         profile = check_profile(profile, self.config.secrets)

@@ -24,8 +24,9 @@ import numpy as np
 from recallmem.durability.intents import Intent
 from recallmem.durability.whole_files import is_disk_full
 from recallmem.embedders.vectors import normalize_rows
-from recallmem.errors import DiskFullError, StoreError
+from recallmem.errors import DiskFullError, ForgottenMeanwhileError, StoreError
 from recallmem.facts.fact_vectors import fact_vectors
+from recallmem.persistence.forget_ledger import Forget
 from recallmem.types import Fact, Profile
 
 if TYPE_CHECKING:  # the repository calls this module
@@ -64,19 +65,27 @@ class ImportWriter:
                 f"{'disk full: ' if error is DiskFullError else ''}could not record the "
                 f"import in {self.intents.directory}: {exc}. Nothing was written."
             ) from exc
-        with self.intents.claimed(intent.path):
-            try:
-                if first is not None:
-                    first()
-                self._apply(intent)
-            except StoreError as exc:
-                error = DiskFullError if isinstance(exc, DiskFullError) else StoreError
-                raise error(
-                    f"the import stopped after writing part of it: {exc} It is kept at "
-                    f"{intent.path} and completed when the memory is next opened (or run "
-                    "the same import again: rows are written by id, never twice)."
-                ) from exc
-            self.intents.done(intent)
+        try:
+            with self.intents.claimed(intent.path):
+                try:
+                    if first is not None:
+                        first()
+                    self._apply(intent)
+                except StoreError as exc:
+                    error = DiskFullError if isinstance(exc, DiskFullError) else StoreError
+                    raise error(
+                        f"the import stopped after writing part of it: {exc} It is kept at "
+                        f"{intent.path} and completed when the memory is next opened (or run "
+                        "the same import again: rows are written by id, never twice)."
+                    ) from exc
+                self.intents.done(intent)
+        except ForgottenMeanwhileError as exc:
+            # What was forgotten leaves the journal, or completing it would write it back;
+            # the other rows are completed at the next open.
+            if isinstance(forget := exc.forget, Forget):
+                self.intents.drop_rows(forget.user_id, lambda f: not forget.covers_fact(f),
+                                       profiles=forget.whole)  # fmt: skip
+            raise
 
     def _vectors(self, facts: Sequence[Fact], carried: Carried) -> np.ndarray:
         """The facts' vectors: those carried, as unit rows, and the others embedded."""

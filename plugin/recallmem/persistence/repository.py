@@ -13,7 +13,9 @@ lifecycle only call the methods below.
 A write that fails drops the user's index, so the next read reloads what the store holds:
 the process never shows facts the store lacks, nor misses facts it has. An import is
 recorded as an intent before its first write (:mod:`recallmem.durability.intents`), and an
-intent left by a crash or a failure is completed when the repository is next opened.
+intent left by a crash or a failure is completed when the repository is next opened. A
+write checks, under the lock, that no forget since its work began covers it
+(:mod:`recallmem.persistence.forget_ledger`).
 
 Access times are the one write a read causes, and it is kept apart: a recall records them in
 memory (:meth:`FactRepository.accessed`); they reach the store with the user's next write, or
@@ -39,6 +41,8 @@ from recallmem.errors import BrokenIndexError, FactNotFoundError, InvalidInputEr
 from recallmem.facts.fact_vectors import fact_vectors, vector_texts
 from recallmem.facts.validation import foreign_rows
 from recallmem.persistence.access_times import AccessTimes
+from recallmem.persistence.erased_copies import unlink_copies
+from recallmem.persistence.forget_ledger import ForgetLedger, work_began
 from recallmem.persistence.import_writer import Carried, ImportWriter
 from recallmem.persistence.remember_steps import remember_in_steps
 from recallmem.retrieval.index import IndexCache, Query, UserIndex
@@ -70,6 +74,7 @@ class FactRepository:
         self.embeddings = embeddings
         self.erasure = Erasure(home)  # what a purge clears besides records (durability/erasure.py)
         self.intents = self.erasure.intents
+        self.forgets = ForgetLedger.of(home)  # what a write may no longer write
         self._access = AccessTimes()
         self._indexes = IndexCache(cache_facts, self._load)
         self._locks: dict[str, threading.RLock] = {}
@@ -184,8 +189,6 @@ class FactRepository:
         """How many facts the store holds, all users together."""
         return self.store.count()
 
-    # -- access times --------------------------------------------------------------
-
     def accessed(self, index: UserIndex, ids: Sequence[str], at: datetime) -> None:
         """Note that a recall returned these facts (in memory; no write happens here)."""
         self._access.add(index.user_id, index.touch(ids, at))
@@ -217,8 +220,8 @@ class FactRepository:
     @contextmanager
     def writing(self, user_id: str) -> Iterator[UserIndex]:
         """The user's index, under the user's lock, for a write through :meth:`write`."""
-        self.store.refuse_if_full()
-        with self._locked(user_id):
+        self.store.refuse_if_full()  # work began here at the latest (forget_ledger.py)
+        with work_began(), self._locked(user_id):
             yield self.index(user_id)
 
     def write(self, index: UserIndex, embedded: Sequence[Fact], vectors: np.ndarray | None,
@@ -232,6 +235,7 @@ class FactRepository:
         # set last: a read in between sees the claimed number and reloads.
         if embedded and (vectors is None or len(vectors) != len(embedded)):
             raise ValueError("every embedded fact needs its vector")
+        self.forgets.admit(index.user_id, [*embedded, *records])
         try:
             if embedded:
                 self.store.upsert(embedded, vectors)  # type: ignore[arg-type]
@@ -355,24 +359,25 @@ class FactRepository:
             self._indexes.drop(user_id)
             self._access.take(user_id)
             self.store.record_write(user_id, self.store.latest_revision(user_id))
-            self.scrub()
-            return erased
+        unlink_copies(self, user_id)  # under other users' locks, this one's released
+        self.scrub()
+        return erased
 
     def save_profile(self, profile: Profile) -> None:
         """Replace a profile; other processes reload the user."""
         with self.writing(profile.user_id) as index:
+            self.forgets.admit(profile.user_id)
             self.store.save_profile(profile)
             index.revision = self.store.record_write(profile.user_id, index.revision)
-
-    # -- imports -------------------------------------------------------------------
 
     def write_users(self, facts: Sequence[Fact], vectors: np.ndarray) -> None:
         """Write whole records of any users with their vectors, as they are, under those
         users' locks, and claim a number per user; their indexes reload at the next read."""
         users = sorted({f.user_id for f in facts})
-        with ExitStack() as held:
+        with ExitStack() as held, work_began():
             for user_id in users:
                 held.enter_context(self._locked(user_id))
+                self.forgets.admit(user_id, [f for f in facts if f.user_id == user_id])
             try:
                 self.store.upsert(facts, vectors)
             finally:
@@ -388,6 +393,5 @@ class FactRepository:
         ImportWriter(self).write(facts, profiles, carried)
 
     def recover(self) -> int:
-        """Complete the imports a crash or a failure left unfinished; returns the rows
-        written."""
+        """Complete the imports a crash or failure left unfinished; the rows written."""
         return ImportWriter(self).recover()

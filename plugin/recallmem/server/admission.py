@@ -5,7 +5,8 @@ Two layers, so that no body byte is read for a request the service would refuse:
 - :class:`Admission`, ASGI middleware over every request: the ``Host`` must be a name
   the service answers to (400), a write's ``Origin`` must be the service's own (403),
   no query parameter may be given twice (400), and the body is counted against its
-  route's bound while it is read (413).
+  route's bound while it is read (413) and must keep arriving (408). Every response
+  carries ``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff``.
 - :class:`AdmittedRoute`, the route class of the API routers: once the route is known,
   the bearer token is checked (401), a write must declare JSON (415), a declared length
   over the route's bound is refused at once (413), and a large body takes one of a few
@@ -67,6 +68,7 @@ class Admission:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = with_private_headers(send)
         problem = self.refusal(scope["method"], Headers(scope=scope))
         problem = problem or repeated_parameter(scope.get("query_string", b""))
         if problem is not None:
@@ -74,7 +76,8 @@ class Admission:
             return
         budget = BodyBudget(limit=self.settings.max_body_bytes)
         scope[BUDGET_KEY] = budget
-        await self.app(scope, counted(receive, budget), send)
+        timeout = self.settings.body_read_timeout_seconds
+        await self.app(scope, counted(receive, budget, timeout), send)
 
     def refusal(self, method: str, headers: Headers) -> Problem | None:
         """Why a request with these headers is refused before routing, if it is."""
@@ -100,6 +103,26 @@ class Admission:
                 "(RECALLMEM_ALLOWED_HOSTS), or from clients that send no Origin header",
             )
         return None
+
+
+# Memory is personal data: no cache keeps an answer, and no browser guesses a type
+# other than the one declared (a fact rendered as HTML).
+_PRIVATE = ((b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"))
+
+
+def with_private_headers(send: Send) -> Send:
+    """``send``, adding ``Cache-Control: no-store`` and ``X-Content-Type-Options:
+    nosniff`` to every response that does not set them itself."""
+
+    async def send_private(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            headers += [(name, value) for name, value in _PRIVATE if name not in present]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_private
 
 
 def repeated_parameter(query: bytes) -> Problem | None:

@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import anyio
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 
@@ -74,13 +75,37 @@ class BodyBudget:
             raise too_large(self.limit)
 
 
-def counted(receive: Receive, budget: BodyBudget) -> Receive:
-    """``receive``, counting body chunks against ``budget`` as they are read."""
+def too_slow(timeout: float) -> HTTPException:
+    """The 408 of a body whose next part did not come within ``timeout`` seconds (a
+    Content-Length larger than what is sent); the connection is closed after it."""
+    return HTTPException(
+        408,
+        detail=f"the request body stopped arriving for {timeout:g} seconds before its "
+        "Content-Length was reached; send the whole body, with a Content-Length that "
+        "matches it",
+        headers={"Connection": "close"},
+    )
+
+
+def counted(receive: Receive, budget: BodyBudget, timeout: float) -> Receive:
+    """``receive``, counting body chunks against ``budget`` as they are read, and waiting
+    at most ``timeout`` seconds for each until the body is complete (after it, a receive
+    waits for the client to disconnect, as a streamed answer does, for as long as it
+    takes)."""
+    complete = False
 
     async def receive_counted() -> Message:
-        message = await receive()
+        nonlocal complete
+        if complete:
+            return await receive()
+        try:
+            with anyio.fail_after(timeout):
+                message = await receive()
+        except TimeoutError:
+            raise too_slow(timeout) from None
         if message["type"] == "http.request":
             budget.count(message.get("body", b""))
+        complete = message["type"] != "http.request" or not message.get("more_body", False)
         return message
 
     return receive_counted

@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from recallmem.errors import ModelNotConfiguredError
 from recallmem.extraction.chain import model_from_config
+from recallmem.persistence.forget_ledger import now as ledger_now
 from recallmem.server.state import ServiceState
 from recallmem.types import ScoredFact
 
@@ -45,6 +46,7 @@ class ChatTurn:
     messages: list[BaseMessage]
     replies: list[AIMessage] = field(default_factory=list)
     timezone: str | None = None
+    began: float = field(default_factory=ledger_now)  # on the forget ledger's clock
 
     def context(self) -> dict[str, str]:
         """The run scope the tools and the middleware read."""

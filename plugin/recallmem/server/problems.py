@@ -23,6 +23,7 @@ from starlette.routing import Match
 from recallmem.errors import (
     EmbeddingMismatchError,
     FactNotFoundError,
+    ForgottenMeanwhileError,
     ImportRejectedError,
     InvalidInputError,
     ModelNotConfiguredError,
@@ -91,6 +92,8 @@ def _from_library(exc: RecallmemError) -> Problem:
         return Problem(status=422, title="Import rejected", detail=str(exc), rejected=rows)
     if isinstance(exc, InvalidInputError):
         return Problem(status=400, title="Invalid input", detail=str(exc))
+    if isinstance(exc, ForgottenMeanwhileError):
+        return Problem(status=409, title="Forgotten meanwhile", detail=str(exc))
     if isinstance(exc, ModelNotConfiguredError):
         return Problem(status=409, title="No chat model configured", detail=str(exc))
     if isinstance(exc, EmbeddingMismatchError | StoreError):
@@ -174,6 +177,7 @@ _TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    408: "Request timeout",
     413: "Payload too large",
     415: "Unsupported media type",
     503: "Service unavailable",

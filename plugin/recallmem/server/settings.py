@@ -92,6 +92,13 @@ class ServerSettings(BaseSettings):
     max_import_bytes: int = Field(
         default=64 * 1024 * 1024, ge=1024, description="Largest import body."
     )
+    body_read_timeout_seconds: float = Field(
+        default=20.0,  # a slow upload's pause, well under a proxy's 60-75 s idle timeout
+        gt=0,
+        le=60,
+        description="Longest wait for the next part of a request body; then 408 and the "
+        "connection is closed (a body shorter than its Content-Length holds none longer).",
+    )
     max_concurrent_imports: int = Field(
         default=2,
         ge=1,

@@ -186,5 +186,27 @@ class FactWrites(Protocol):
         ...
 
 
+class CopyLinkRecords(Protocol):
+    """Which users hold copies of a user's facts, so that "forget me" reaches them
+    (:mod:`recallmem.persistence.erased_copies`)."""
+
+    def note(self, source: str, destination: str) -> None:
+        """Record that ``destination`` now holds copies of ``source``'s facts."""
+        ...
+
+    def holders(self, source: str) -> list[str]:
+        """The users holding copies of ``source``'s facts."""
+        ...
+
+    def forget(self, source: str) -> None:
+        """Forget where ``source``'s copies are (once they name it no more)."""
+        ...
+
+
 class FactStore(FactReads, FactWrites, Protocol):
-    """A backend: both sides."""
+    """A backend: both sides, and its record of copies between users."""
+
+    @property
+    def copy_links(self) -> CopyLinkRecords:
+        """Which users hold copies of whose facts."""
+        ...

@@ -44,6 +44,7 @@ class InMemoryFactStore:
         self._owners: dict[str, str] = {}  # fact id -> user
         self._profiles: dict[tuple[str, str | None], Profile] = {}
         self._revisions: dict[str, int] = {}
+        self.copy_links = InMemoryCopyLinks()
 
     # reading -------------------------------------------------------------------
 
@@ -174,7 +175,8 @@ class InMemoryFactStore:
                 del self._owners[fact_id]
             for key in [key for key in self._profiles if key[0] == user_id]:
                 del self._profiles[key]
-            return len(rows)
+        self.copy_links.drop_holder(user_id)  # as Chroma's records go with their holder
+        return len(rows)
 
     def drop_facts(self, user_id: str) -> None:
         """Erase the user's facts, keeping the profiles."""
@@ -211,3 +213,33 @@ class InMemoryFactStore:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class InMemoryCopyLinks:
+    """Which users hold copies of whose facts
+    (:class:`~recallmem.store.fact_store.CopyLinkRecords`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders: dict[str, set[str]] = {}  # source -> destinations
+
+    def note(self, source: str, destination: str) -> None:
+        """Record that ``destination`` now holds copies of ``source``'s facts."""
+        with self._lock:
+            self._holders.setdefault(source, set()).add(destination)
+
+    def holders(self, source: str) -> list[str]:
+        """The users holding copies of ``source``'s facts."""
+        with self._lock:
+            return sorted(self._holders.get(source, ()))
+
+    def forget(self, source: str) -> None:
+        """Forget where ``source``'s copies are."""
+        with self._lock:
+            self._holders.pop(source, None)
+
+    def drop_holder(self, destination: str) -> None:
+        """Forget that ``destination`` holds copies (the user is erased)."""
+        with self._lock:
+            for holders in self._holders.values():
+                holders.discard(destination)

@@ -135,6 +135,33 @@ def quote_text(text: str, *, in_quotes: bool = False) -> str:
     return _SPACES.sub(" ", _CONTROL.sub(" ", _BREAK.sub(" ", text))).strip()
 
 
+# Terminal escapes (CSI, OSC, two-character ESC sequences, the one-byte CSI) and every
+# control character but tab and line breaks (the others become \n): stored text is
+# printed by the CLI too.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+_STORED_BREAK = re.compile(r"[\x0b\x0c\x1c-\x1e\x85]")  # line breaks of other names: \n
+_STORED_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+
+
+def stored_text(text: str) -> str:
+    """``text`` as it is stored: without terminal escapes, control characters (tab and
+    line breaks kept) or the hidden characters :func:`quote_text` removes (bidi
+    overrides, zero-width spaces...; a joiner between two characters and a presentation
+    selector after one are kept, as scripts and emoji need them).
+
+    >>> stored_text("Likes \\x1b[31mred\\x1b[0m tea\\u202e\\x00")
+    'Likes red tea'
+    >>> stored_text("क\\u200dष and 👩\\u200d💻") == "क\\u200dष and 👩\\u200d💻"
+    True
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return _unhidden(_STORED_CONTROL.sub("", _STORED_BREAK.sub("\n", _ANSI.sub("", text))))
+
+
 def visible_text(text: str) -> str:
     """``text`` without any hidden character, joiners and selectors included.
 
@@ -155,5 +182,6 @@ __all__ = [
     "hidden_characters",
     "hidden_pattern",
     "quote_text",
+    "stored_text",
     "visible_text",
 ]

@@ -13,11 +13,12 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 def junk(n: int) -> str:
-    return f"Likes {WORDS[n % 10]} {WORDS[n // 10 % 10]} {WORDS[n // 100 % 10]} number {n}"
+    # Only words the user said: a fact stating more is refused (extraction/specifics.py).
+    return f"Likes {WORDS[n % 10]} {WORDS[n // 10 % 10]} {WORDS[n // 100 % 10]}"
 
 
 def said() -> list[HumanMessage | AIMessage]:
-    return [HumanMessage("I like it", id="m1"), AIMessage("ok", id="m2")]
+    return [HumanMessage(f"I like it, all of {' '.join(WORDS)}", id="m1"), AIMessage("ok", id="m2")]
 
 
 def test_a_flood_of_facts_is_capped_and_leaves_the_real_facts_active(

@@ -164,12 +164,12 @@ def test_a_time_that_cannot_be_placed_is_refused_and_nothing_is_queued(
     with pytest.raises(InvalidInputError, match="said_at"):
         memory.observe([{"role": "user", "content": "I use Vim"}], user_id="ada", thread_id="t1",
                        said_at=datetime(2026, 3, 10, 21) + timedelta(0))  # fmt: skip
-    assert memory.pending() == [] and model.calls == 0
+    assert memory.queue.pending() == [] and model.calls == 0
 
 
 def test_a_queued_message_keeps_when_it_was_said(make_memory: MemoryFactory) -> None:
     memory, _ = make_memory([])
     memory.observe([{"role": "user", "content": "I use Vim", "said_at": said(10, 21)}],
                    user_id="ada", thread_id="t1")  # fmt: skip
-    (entry,) = memory.pending()
+    (entry,) = memory.queue.pending()
     assert entry.messages[0].said_at == datetime.fromisoformat(said(10, 21)).timestamp()

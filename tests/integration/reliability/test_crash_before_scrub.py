@@ -1,6 +1,7 @@
 """A ``kill -9`` after a purge deleted its records and before they were scrubbed: the
-next open scrubs (the home records the scrub as owed before the first delete), so no
-file keeps the purged text, also when nobody purges again. A consolidation plan a crash
+next open scrubs (the home records the scrub as owed before the first delete), and
+finishes an erasure the crash cut short, so no file keeps the purged text, also when
+nobody purges again. A consolidation plan a crash
 left journaled holds the user's text, and "forget me" removes it."""
 
 from __future__ import annotations
@@ -8,12 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from forgetting import files_holding
 from helpers import python
 from recallmem import Memory, MemoryConfig
 from recallmem.durability.owed_scrub import OWED_NAME
 from recallmem.lifecycle.merge_journal import JournalFiles
+from recallmem.persistence.pending_erasures import ERASING_NAME
 from recallmem.testing import HashingEmbeddings
-from test_purge_leaves_no_bytes import files_holding
 
 GONE = "Sees Dr Pangolinsky-QX7 on Elm street"
 QUEUED = "My sister Wombatrix-QX7 lives upstairs"
@@ -45,13 +47,13 @@ else:
 """
 
 
-# What each crash erased (then scrubbed at the next open), and which of ada's facts stay.
-# The queue is scrubbed before Chroma's deletes: a purge killed there erased ada's queued
-# words only, and her facts wait for the client's retry.
+# What each crash left erased after the next open (scrubbed), and which of ada's facts
+# stay. The queue is scrubbed before Chroma's deletes: a purge killed there had erased
+# ada's queued words only, and the next open finishes it (persistence/pending_erasures.py).
 CRASHES = {
     "fact": ([GONE], ["Keeps bees"]),
     "user": ([GONE, QUEUED], []),
-    "queue": ([QUEUED], ["Keeps bees", GONE]),
+    "queue": ([QUEUED, GONE], []),
 }
 
 
@@ -63,10 +65,11 @@ def test_a_purge_killed_before_its_scrub_is_scrubbed_at_the_next_open(
     died = python(PURGE_THEN_DIE, str(home), mode, GONE, QUEUED)
     assert died.returncode == -9, died.stderr
     assert files_holding(home, purged)  # the crash left the purged text on disk
+    assert (home / ERASING_NAME).exists()  # and the erasure recorded as under way
 
     memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
     assert files_holding(home, purged) == {}  # opening scrubbed, before anything else ran
-    assert not (home / OWED_NAME).exists()
+    assert not (home / OWED_NAME).exists() and not (home / ERASING_NAME).exists()
     assert sorted(f.content for f in memory.list(user_id="ada", status=None)) == sorted(left)
     assert [f.content for f in memory.list(user_id="grace")] == KEPT[1:]
     memory.close()

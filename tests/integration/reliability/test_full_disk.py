@@ -14,10 +14,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pytest
+from fastapi.testclient import TestClient
+from forgetting import files_holding
 from helpers import env_for, python
 from recallmem import Memory, MemoryConfig
-from recallmem.errors import DiskFullError
+from recallmem.errors import DiskFullError, StoreError
+from recallmem.server.app import create_app
+from recallmem.durability.owed_scrub import OwedScrub
 from recallmem.testing import HashingEmbeddings
+from recallmem.types import Profile, ProfileSection
 
 DISK_MB = 4
 MAX_BATCHES = 400
@@ -198,3 +203,76 @@ def test_a_write_chroma_half_did_is_reported_at_the_next_open(
     memory.close()
     print(json.dumps({"failed": run["failed"], "present_after_all": sorted(ghosts),
                       "unapplied_rows": memory.repository.store.unapplied_at_open}))  # fmt: skip
+
+
+CAROL = "carol.jones@example.com"
+
+
+def _carol(memory: Memory) -> str:
+    """Carol's facts, profile and a queued turn; returns one fact's id."""
+    fact = memory.remember("Owns a Quuxmobile", user_id=CAROL, category="context")
+    memory.remember("Keeps bees", user_id=CAROL, category="identity")
+    memory.set_profile(Profile(user_id=CAROL, work_context=ProfileSection(summary="Beekeeper")))
+    memory.observe([{"role": "user", "content": "My Quuxmobile is blue"}], user_id=CAROL,
+                   thread_id="t1")  # fmt: skip
+    memory.remember("Grace keeps honey", user_id="grace", category="preference")
+    return fact.id
+
+
+def test_a_purge_on_a_full_disk_is_refused_whole(small_disk: Path) -> None:
+    home = small_disk / "home"
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    fact_id = _carol(memory)
+    client = TestClient(create_app(memory), base_url="http://localhost")
+    filler = small_disk / "filler"
+    with filler.open("wb", buffering=0) as out:
+        assert fill(out) > 0
+    with pytest.raises(DiskFullError, match=r"disk full.*Nothing was erased"):
+        memory.forget(user_id=CAROL, purge=True)
+    with pytest.raises(DiskFullError, match=r"disk full.*Nothing was erased"):
+        memory.forget(fact_id, user_id=CAROL, purge=True)
+    for path in (f"/v1/users/{CAROL}/memory", f"/v1/users/{CAROL}/facts/{fact_id}"):
+        answer = client.delete(path, params={"purge": "true"})
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["detail"].startswith("disk full")
+    assert len(memory.list(user_id=CAROL)) == 2 and memory.queue.pending(CAROL)  # nothing half gone
+    memory.close()
+    filler.unlink()
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as reopened:
+        assert len(reopened.list(user_id=CAROL)) == 2
+        reopened.forget(user_id=CAROL, purge=True)  # with room again, "forget me" works
+        assert reopened.list(user_id=CAROL, status=None) == []
+    assert files_holding(home, [CAROL, "Quuxmobile", "Beekeeper"]) == {}
+
+
+def test_a_purge_the_disk_stops_half_way_is_finished_at_the_next_open(
+    small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = small_disk / "home"
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
+    _carol(memory)
+    filler = small_disk / "filler"
+    owe = OwedScrub.owe
+
+    def owe_then_fill(self: OwedScrub) -> None:  # the disk fills once the purge began
+        owe(self)
+        if not filler.exists():
+            with filler.open("wb", buffering=0) as out:
+                fill(out)
+
+    monkeypatch.setattr(OwedScrub, "owe", owe_then_fill)
+    with pytest.raises(DiskFullError, match="disk full"):
+        memory.forget(user_id=CAROL, purge=True)
+    monkeypatch.undo()
+    # Until the erasure is finished, nothing new of carol is written (it would be erased).
+    with pytest.raises(StoreError, match="was interrupted"):
+        memory.remember("Owns a kite", user_id=CAROL, category="context")
+    memory.close()
+    filler.unlink()
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as reopened:
+        assert reopened.list(user_id=CAROL, status=None) == []  # finished at the open
+        assert reopened.queue.pending(CAROL) == []
+        assert reopened.get_profile(user_id=CAROL).sections() == {}
+        assert [f.content for f in reopened.list(user_id="grace")] == ["Grace keeps honey"]
+        reopened.remember("Owns a kite", user_id=CAROL, category="context")  # writes again
+    assert files_holding(home, ["Quuxmobile", "Beekeeper"]) == {}

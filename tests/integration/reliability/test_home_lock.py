@@ -131,3 +131,18 @@ def test_a_forked_child_does_not_inherit_the_home(home: Path) -> None:
     child.join(timeout=60)
     assert f"pid {os.getpid()}" in answer  # the parent owns it; the child is told so
     memory.close()
+
+
+def test_a_lock_file_deleted_by_hand_still_keeps_a_second_process_out(home: Path) -> None:
+    holder = start(HOLD, str(home))
+    try:
+        (home / LOCK_NAME).unlink()  # what an operator "cleaning up" might do
+        done = python(OPEN, str(home))
+        assert done.returncode == 0, done.stderr
+        second = json.loads(done.stdout)
+        assert second["locked"] and "Never delete that file" in second["locked"]
+        assert LOCK_NAME in second["locked"]
+    finally:
+        kill9(holder)
+    done = python(OPEN, str(home))  # the owner gone, the home opens (a new lock file)
+    assert json.loads(done.stdout) == {"locked": None, "facts": ["Holds the home"]}, done.stderr

@@ -10,11 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+from forgetting import files_holding
 from helpers import kill9, start
 from recallmem import Memory, MemoryConfig
 from recallmem.retrieval.shown import RetrievalRecord, ShownFact
 from recallmem.testing import FakeChatModel, HashingEmbeddings
-from recallmem.types import Profile, ProfileSection
+from recallmem.types import ERASED_USER, Profile, ProfileSection
 
 # Distinctive text in every place a user's words go: facts, edits (history), a profile,
 # an extracted conversation (queue rows emptied after extraction), a pending window,
@@ -30,18 +32,6 @@ ASKED = "Which Vexmoor tea did I like?"
 PURGED = [SAID, EXTRACTED, EDITED_AWAY, EDITED_TO, PROFILE, PENDING, IMPORTED, ASKED]
 KEPT = "Grace keeps Hollowmere honey"  # another user's text, which must stay
 PURGE_ROUNDS = int(os.environ.get("RECALLMEM_CHAOS_ROUNDS", "3"))
-
-
-def files_holding(home: Path, texts: list[str]) -> dict[str, list[str]]:
-    """Which raw files under ``home`` contain which texts (as UTF-8 bytes)."""
-    found: dict[str, list[str]] = {}
-    for root, _, names in os.walk(home):
-        for name in names:
-            data = (Path(root) / name).read_bytes()
-            hits = [t for t in texts if t.encode("utf-8") in data]
-            if hits:
-                found[str(Path(root, name).relative_to(home))] = hits
-    return found
 
 
 def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
@@ -80,6 +70,58 @@ def test_a_purged_user_leaves_no_bytes_under_the_home(home: Path) -> None:
     assert [h.fact.content for h in reopened.recall("honey", user_id="grace")] == [KEPT]
     reopened.close()
     assert files_holding(home, PURGED) == {}  # and Chroma's replay at open brought nothing back
+
+
+CAROL = "carol.jones@example.com"  # a user id is often an e-mail address
+AGENT = "agent-Quillon7"
+THREAD = "thread-Vexmoor3"
+TEMPLATE = "team-template-Plover"
+
+
+@pytest.mark.parametrize("variant", ["facts", "profiles", "agents", "copies"])
+def test_a_purged_users_ids_leave_no_bytes(home: Path, variant: str) -> None:
+    """After "forget me" no file holds the user's id, nor the ids of their agents and
+    threads: with facts, extraction and maintenance only, and also with profiles, with
+    agents, and with copies (into the user, between the user's scopes, and out of the user
+    into another, whose copies then name no erased user)."""
+    agent = AGENT if variant in ("agents", "copies") else None
+    extraction = json.dumps({"facts": [{"content": EXTRACTED, "category": "identity",
+                                        "confidence": 0.95, "evidence": SAID}]})  # fmt: skip
+    model = FakeChatModel(responses=[extraction], cycle=True)
+    memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings(), model=model)
+    said = [{"role": "user", "content": SAID}]
+    memory.extract(said, user_id=CAROL, thread_id=THREAD, agent_id=agent)
+    memory.observe([{"role": "user", "content": PENDING}], user_id=CAROL, thread_id=THREAD,
+                   agent_id=agent)  # fmt: skip
+    memory.remember(EDITED_AWAY, user_id=CAROL, category="context", thread_id=THREAD,
+                    agent_id=agent)  # fmt: skip
+    if variant == "profiles":
+        for scope in (None, AGENT):
+            memory.set_profile(Profile(user_id=CAROL, agent_id=scope,
+                                       work_context=ProfileSection(summary=PROFILE)))  # fmt: skip
+    if variant == "copies":  # into carol, between her scopes, and out of her into dave's
+        memory.remember("Writes weekly reports", user_id=TEMPLATE, category="behavior")
+        memory.copy(from_user_id=TEMPLATE, to_user_id=CAROL, to_agent_id=AGENT)
+        memory.copy(from_user_id=CAROL, to_user_id=CAROL, from_agent_id=AGENT)
+        memory.copy(from_user_id=CAROL, to_user_id="dave", from_agent_id=AGENT)
+    memory.remember(KEPT, user_id="grace", category="preference")
+    memory.maintain(user_id=CAROL)
+    memory.repository.flush_access_times()
+    ids = [CAROL, THREAD, *([agent] if agent else [])]
+    held = files_holding(home, ids)
+    assert {name.split("/")[0].split("-")[0] for name in held} >= {"queue.sqlite3", "chroma"}
+
+    memory.forget(user_id=CAROL, purge=True)
+    assert files_holding(home, ids) == {}
+    assert files_holding(home, [KEPT])
+    if variant == "copies":  # dave's copies stay his, naming no erased user
+        origins = {f.copied_from.user_id for f in memory.list(user_id="dave") if f.copied_from}
+        assert origins == {ERASED_USER}
+    memory.close()
+    with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as reopened:
+        assert reopened.list(user_id=CAROL, status=None) == []
+        assert reopened.get_profile(user_id=CAROL).sections() == {}
+    assert files_holding(home, ids) == {}
 
 
 def test_purging_one_fact_erases_its_bytes(memory: Memory) -> None:

@@ -360,3 +360,23 @@ def test_two_authorization_headers_are_refused(seeded: Memory, app: FastAPI) -> 
     raw = [(b"authorization", f"Bearer {ADA}".encode()), (b"authorization", b"Bearer other")]
     response = client.get("/v1/users/me/facts", headers=raw)
     assert response.status_code == 401 and "one Authorization header" in response.text
+
+
+# -- what every response says about itself ---------------------------------------------
+
+
+def test_every_answer_is_private_and_keeps_its_declared_type(seeded: Memory) -> None:
+    client = open_client(seeded)
+    answers = [
+        client.get("/v1/users/ada/facts"),  # personal data
+        client.get("/v1/users/ada/export"),
+        client.post("/v1/users/ada/search", json={"query": "vase"}, headers=JSON),
+        client.get("/v1/users/ada/facts", headers={"Host": "evil.example"}),  # refused early
+        client.get("/v1/nowhere"),  # a problem body
+        client.get("/"),  # the inspector page
+    ]
+    for answer in answers:
+        assert answer.headers["cache-control"] == "no-store", answer.request.url
+        assert answer.headers["x-content-type-options"] == "nosniff", answer.request.url
+    streamed = client.post("/v1/chat/stream", json={"message": "hi"}, headers=JSON)
+    assert streamed.headers["x-content-type-options"] == "nosniff"  # 409: no chat model

@@ -287,3 +287,10 @@ def test_turns_tab_shows_what_reached_the_model_and_why(
         page.click("#turns-form button[type=submit]")
         expect(page.locator("#turns")).not_to_contain_text("喜欢用中文写周报")
         browser.close()
+
+
+def test_text_that_would_reorder_or_hide_itself_is_shown_inert(page: Any) -> None:
+    # Stored text is cleaned on the way in; the page still never obeys what it is shown.
+    shown = page.evaluate("() => el('span', {}, 'Likes\\u202e tea\\x1b[31m').textContent")
+    assert shown == "Likes⟨U+202E⟩ tea⟨U+001B⟩[31m"
+    assert page.evaluate("() => inert('क\\u200dष 👩\\u200d💻')") == "क\u200dष 👩\u200d💻"

@@ -13,7 +13,7 @@ from recallmem.errors import PromptError
 from recallmem.retrieval.block_spec import load_memory_block_spec
 from recallmem.retrieval.injection import build_block
 from recallmem.retrieval.notes import render_recalled
-from recallmem.text.quoting import quote_text
+from recallmem.text.quoting import quote_text, stored_text
 from recallmem.text.tokens import get_counter
 from recallmem.types import Category, Fact, Profile, ProfileSection, ScoredFact, ScoreParts
 
@@ -132,7 +132,10 @@ def test_memory_text_cannot_close_the_block_or_pose_as_instructions() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    contents=st.lists(st.text(min_size=1, max_size=120).filter(lambda s: s.strip()), max_size=15),
+    # Any text a fact can hold: something left once stored (text.quoting.stored_text).
+    contents=st.lists(
+        st.text(min_size=1, max_size=120).filter(lambda s: stored_text(s).strip()), max_size=15
+    ),
     budget=st.integers(min_value=60, max_value=600),
 )
 def test_any_memory_text_stays_inside_one_block_within_budget(

@@ -124,7 +124,7 @@ def test_evidence_must_be_whole_words_that_carry_the_fact(
         ("Lives in Berlin", "I live in Berlin"),  # a word of the fact, its ending aside
         ("喜欢 3000 字左右的长文", "我喜欢三千字左右的长文"),  # CJK pairs shared: 喜欢, 左右, 长文
         ("是产品经理", "我上周转岗到产品组了 ... 现在做产品经理"),  # stitched pieces, each a run
-        ("Is based in Germany", "I mostly write TypeScript, and I live in Berlin"),  # a clause
+        ("Is a software developer", "I mostly write TypeScript, and I live in Berlin"),  # a clause
     ],
 )
 def test_evidence_of_the_users_words_that_carry_the_fact_is_kept(
@@ -281,9 +281,8 @@ def test_eviction_keeps_the_scope_at_its_cap_and_spares_pinned_and_corrections()
 
 def test_one_plan_never_evicts_below_as_many_earlier_facts_as_it_adds() -> None:
     # Six distinct facts the quote supports (it shares "Berlin" with each).
-    adds = [
-        candidate(f"Likes Berlin, part {n}", "I live in Berlin", "preference") for n in range(6)
-    ]
+    parts = ["north", "south", "east", "west", "old town", "new town"]
+    adds = [candidate(f"Likes Berlin, {p}", "I live in Berlin", "preference") for p in parts]
     plan = plan_for(*adds)
     earlier = [fact(f"Earlier fact {n}") for n in range(8)]
     # 8 earlier + 6 new is 4 over a cap of 10; evicting 2 leaves 6 earlier, as many as new.

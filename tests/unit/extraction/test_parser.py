@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from recallmem.errors import ExtractionError
 from recallmem.extraction.parser import parse_extraction
 from recallmem.limits import MAX_FACTS_PER_WINDOW
+from recallmem.text.quoting import stored_text
 from recallmem.types import Category
 
 FACT = {"content": "Prefers reports in Chinese", "category": "preference", "confidence": 0.9,
@@ -116,7 +117,8 @@ chatter = st.text(alphabet=st.characters(blacklist_characters="{}`<>"), max_size
 facts = st.lists(
     st.fixed_dictionaries(
         {
-            "content": st.text(min_size=1, max_size=30).filter(str.strip),
+            # Text that is something once stored (text.quoting.stored_text).
+            "content": st.text(min_size=1, max_size=30).filter(lambda s: stored_text(s).strip()),
             "category": st.sampled_from([c.value for c in Category]),
             "confidence": st.floats(0, 1),
             "evidence": st.text(max_size=30),
@@ -134,5 +136,5 @@ def test_any_wrapped_reply_round_trips(
     reply = f"{before}\n```json\n{body}\n```\n{after}" if fenced else f"{before} {body} {after}"
     parsed = parse_extraction(reply)
     assert [(f.content, f.category.value) for f in parsed.facts] == [
-        (str(f["content"]).strip(), f["category"]) for f in facts
+        (stored_text(str(f["content"])).strip(), f["category"]) for f in facts
     ]

@@ -60,6 +60,7 @@ from recallmem.integrations.langgraph.namespaces import (
 from recallmem.limits import MAX_K as MAX_RANKED  # the deepest recall a search pages
 from recallmem.limits import MAX_PAGE as _PAGE  # Memory.list's largest page
 from recallmem.memory import Memory
+from recallmem.persistence.forget_ledger import work_began
 from recallmem.types import MAX_CONTENT_CHARS, Category, Fact, Placement
 
 
@@ -89,8 +90,14 @@ class RecallmemStore(BaseStore):
     # the two entry points ---------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order; one result per operation."""
-        return [self._run(op) for op in ops]
+        """Run the operations in order; one result per operation.
+
+        A batch is one unit of work: a ``put`` whose user was forgotten since the batch
+        began (it may rewrite a record read before) is refused with
+        ForgottenMeanwhileError (``recallmem.persistence.forget_ledger``).
+        """
+        with work_began():
+            return [self._run(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread, as ``Memory``'s async twins do."""

@@ -11,6 +11,11 @@ Events, in order of arrival:
 
 The turn is queued for extraction (``memory.observe``) even when the client hangs up
 mid-stream: the queueing runs shielded from the cancellation that the disconnect causes.
+
+The turn is one unit of work from the moment the request arrived
+(``persistence/forget_ledger.py``): if the user's memory (or the thread's) is purged
+while the model answers, nothing of the turn is written after it: no fact, no queued
+message, no retrieval log entry.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
 from recallmem.endpoints.failures import described
-from recallmem.errors import ModelUnreachableError
+from recallmem.errors import ForgottenMeanwhileError, ModelUnreachableError
 from recallmem.extraction.intake import WAITING_FOR_MODEL
+from recallmem.persistence.forget_ledger import work_began
 from recallmem.server.admission import AdmittedRoute
 from recallmem.server.auth import Caller, Principal, resolve_user
 from recallmem.server.chat_agent import ChatTurn, EventCollector, chat_agent, translate
@@ -80,6 +86,9 @@ async def _queue_turn(state: ServiceState, turn: ChatTurn) -> dict[str, Any] | N
             conversation, user_id=turn.user_id, thread_id=turn.thread_id,
             agent_id=turn.agent_id, timezone=turn.timezone,
         )  # fmt: skip
+    except ForgottenMeanwhileError as exc:
+        log.info("recallmem: chat turn of thread %s not queued: %s", turn.thread_id, exc)
+        return None
     except Exception:
         log.exception("recallmem: could not queue chat turn of thread %s", turn.thread_id)
         return None
@@ -111,6 +120,13 @@ def _count_retrieval(state: ServiceState, turn: ChatTurn, event: str, data: dict
 
 
 async def _events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
+    scope = {"user_id": turn.user_id, "thread_id": turn.thread_id, "agent_id": turn.agent_id}
+    with work_began(turn.began, **scope):  # the agent's tasks copy this context
+        async for event in _turn_events(state, turn):
+            yield event
+
+
+async def _turn_events(state: ServiceState, turn: ChatTurn) -> AsyncIterator[bytes]:
     agent = chat_agent(state)
     collector = EventCollector()
     finished = False

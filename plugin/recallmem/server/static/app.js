@@ -15,22 +15,32 @@ const state = { user: "", agent: "", token: "", offset: 0, usersOffset: 0, selec
 
 const $ = (selector) => document.querySelector(selector);
 
+// Characters that reorder, hide or style text (controls, terminal escapes, bidi
+// overrides and isolates, zero-width and tag characters) are shown as visible codes,
+// never obeyed; a joiner between two characters stays (scripts and emoji need it).
+const UNSEEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+function inert(text) {
+  return String(text).replace(UNSEEN, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+}
+
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "textContent" || key === "title") node[key] = inert(value ?? "");
     else if (value !== undefined && value !== null) node[key] = value;
   }
   for (const child of children.flat(Infinity)) {
-    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : inert(child));
   }
   return node;
 }
 
 function say(text, isError = false) {
   const status = $("#status");
-  status.textContent = text;
+  status.textContent = inert(text);
   status.classList.toggle("error", isError);
 }
 
@@ -229,7 +239,7 @@ async function restore(fact) {
 
 function confirmDelete(fact) {
   const dialog = $("#confirm");
-  $("#confirm-text").textContent = `Delete “${fact.content}”? It leaves recall but stays for audit unless purged.`;
+  $("#confirm-text").textContent = `Delete “${inert(fact.content)}”? It leaves recall but stays for audit unless purged.`;
   $("#confirm-purge").checked = false;
   dialog.returnValue = "";
   dialog.onclose = () => {

@@ -4,14 +4,16 @@
 Per prefix: a collection per user holding the user's facts with their vectors, the id
 directory ``<prefix>_ids`` (:mod:`recallmem.store.chroma.layout`), and
 ``<prefix>_scopes`` (per user: the write sequence, :mod:`recallmem.store.chroma.revisions`,
-and the profiles). A store of the older single-collection layout is migrated when opened
-(:mod:`recallmem.store.chroma.migration`). We always pass our own vectors: Chroma is never
-given the chance to fall back to its default embedding function, which would try to
-download a model.
+the profiles, and which users hold copies of whose facts,
+:mod:`recallmem.store.chroma.copy_links`). A store of the older single-collection layout
+is migrated when opened (:mod:`recallmem.store.chroma.migration`). We always pass our own
+vectors: Chroma is never given the chance to fall back to its default embedding
+function, which would try to download a model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import threading
@@ -24,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from recallmem.durability.whole_files import disk_full_message
 from recallmem.errors import DiskFullError
 from recallmem.store.chroma.built_with import BuiltWith
 from recallmem.store.chroma.codec import decode, encode, scope_where
+from recallmem.store.chroma.copy_links import CopyLinks
 from recallmem.store.chroma.failures import (
     DISK_RESERVE_BYTES,
     check_room,
-    disk_full_message,
     store_errors,
 )
 from recallmem.store.chroma.home_lock import HomeLock
@@ -102,6 +105,7 @@ class ChromaFactStore:
                 f"{prefix}{SCOPES_SUFFIX}", embedding_function=None
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/chroma/revisions.py
+        self.copy_links = CopyLinks(self._scopes, self.where)  # store/chroma/copy_links.py
         self._built_with = BuiltWith(self.collections.directory, prefix, embedder, dimension)
         self.embedder = self._built_with.embedder
 
@@ -325,19 +329,20 @@ class ChromaFactStore:
         return sorted({str(m["user_id"]) for m in got["metadatas"] or []})
 
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
-        """The stored profile of a user (and agent), if any."""
+        """The stored profile of a user (and agent), if any (under its legacy id too)."""
+        ids = [_profile_id(user_id, agent_id), _profile_id(user_id, agent_id, legacy=True)]
         with self._errors("read a profile"):
-            got = self._scopes.get(
-                ids=[_profile_id(user_id, agent_id)], include=["documents", "metadatas"]
-            )
-        if not got["ids"]:
+            got = self._scopes.get(ids=ids, include=["documents", "metadatas"])
+        found = dict(zip(got["ids"], got["documents"], strict=True))
+        if (document := found.get(ids[0]) or found.get(ids[1])) is None:
             return None
-        profile = Profile.model_validate_json(got["documents"][0])
+        profile = Profile.model_validate_json(document)
         return profile if profile.user_id == user_id else None
 
     def save_profile(self, profile: Profile) -> None:
         """Replace the stored profile of ``profile.user_id`` / ``profile.agent_id``."""
         check_room(self.path, 2 * len(profile.model_dump_json()), "write a profile")
+        legacy = _profile_id(profile.user_id, profile.agent_id, legacy=True)
         with self._errors("write a profile"):
             self._scopes.upsert(
                 ids=[_profile_id(profile.user_id, profile.agent_id)],
@@ -345,6 +350,9 @@ class ChromaFactStore:
                 documents=[profile.model_dump_json()],
                 metadatas=[{"user_id": profile.user_id, "kind": "profile"}],
             )
+            # Asked first: a delete of an id is logged with the id, present or not.
+            if self._scopes.get(ids=[legacy], include=[])["ids"]:
+                self._scopes.delete(ids=[legacy])
 
     def drop_user(self, user_id: str) -> int:
         """Erase a user whole ("forget me"): the collection is dropped without being read,
@@ -392,5 +400,10 @@ def _decoded(page: Any) -> list[Fact]:
     ]
 
 
-def _profile_id(user_id: str, agent_id: str | None) -> str:
-    return "profile:" + json.dumps([user_id, agent_id])
+def _profile_id(user_id: str, agent_id: str | None, *, legacy: bool = False) -> str:
+    # Hashed as revision ids are (store/revisions.py): a record's id stays in Chroma's log
+    # after a purge deletes the record, and a user id is often an e-mail address. Profiles
+    # written before were under the ``legacy`` id (read, and replaced when next written).
+    scope = json.dumps([user_id, agent_id])
+    hashed = hashlib.blake2b(scope.encode(), digest_size=16).hexdigest()
+    return "profile:" + (scope if legacy else hashed)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from recallmem.durability.whole_files import is_disk_full
+from recallmem.durability.whole_files import disk_full_message, is_disk_full
 from recallmem.errors import BrokenIndexError, DiskFullError, EmbeddingMismatchError, StoreError
 
 # Left free for reads, the log's own bookkeeping and SQLite's rollback journal.
@@ -35,14 +35,6 @@ _BROKEN_INDEX_TEXT = (
     "error deserializing pickle file",
     "error opening pickle file",
 )
-
-
-def disk_full_message(where: str, action: str, detail: str) -> str:
-    """The error text of a write refused or failed for lack of space."""
-    return (
-        f"disk full: could not {action} in {where} ({detail}). Free space on that disk "
-        "(or move RECALLMEM_HOME to a larger one); reads keep working meanwhile."
-    )
 
 
 def is_broken_index(exc: BaseException) -> bool:

@@ -10,6 +10,12 @@ is ``recallmem serve``), as JSON, so a second opener can say whom to ask.
 Within one process every ``Memory`` on a home shares the lock (Chroma shares one
 client per path inside a process); it is released when the last of them closes.
 A Chroma server (``chroma_url``) takes no lock: it serialises writers itself.
+
+The home directory itself is locked too: a lock file deleted (or replaced) by hand
+while its owner runs would let a second process lock a new file of the same name, and
+the two then corrupt each other's Chroma ("Error finding id"). The directory cannot be
+deleted under its owner without deleting the memory, so a second opener still fails,
+and is told not to delete ``recallmem.lock``.
 """
 
 from __future__ import annotations
@@ -97,6 +103,7 @@ class _Held:
     fd: int
     holder: Holder
     users: int
+    directory_fd: int | None = None
 
 
 _held: dict[Path, _Held] = {}
@@ -143,6 +150,8 @@ class HomeLock:
             if held.users == 0:
                 del _held[self.home]
                 os.close(held.fd)  # closing the descriptor drops the flock
+                if held.directory_fd is not None:
+                    os.close(held.directory_fd)
 
 
 def acquire(home: Path) -> HomeLock:
@@ -164,18 +173,47 @@ def acquire(home: Path) -> HomeLock:
         except BaseException:
             os.close(fd)
             raise
+        try:
+            directory_fd = _lock_directory(home)
+        except StoreLockedError:
+            os.close(fd)
+            raise
         holder = Holder.of_this_process()
         _write(fd, holder)
-        _held[home] = _Held(fd, holder, 1)
+        _held[home] = _Held(fd, holder, 1, directory_fd)
         return HomeLock(home)
+
+
+def _lock_directory(home: Path) -> int | None:
+    """Lock the home directory (None where the file system cannot lock a directory)."""
+    try:
+        fd = os.open(home, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreLockedError(
+            f"the memory at {home} is in use by another process, whose lock file "
+            f"{home / LOCK_NAME} was deleted or replaced while it ran. Never delete that "
+            "file while a process uses the home: stop that process (or wait for it to end) "
+            "and open the memory again; the lock is released when it ends."
+        ) from None
+    except OSError:  # a file system that cannot lock directories: the file lock holds
+        os.close(fd)
+        return None
+    return fd
 
 
 def _forget_after_fork() -> None:
     # A forked child shares the parent's lock (flock follows the open file), but must
     # not write the parent's home: it forgets the lock, so opening the home there fails.
     for held in _held.values():
-        with contextlib.suppress(OSError):
-            os.close(held.fd)
+        for fd in (held.fd, held.directory_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
     _held.clear()
 
 

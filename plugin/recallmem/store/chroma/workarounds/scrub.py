@@ -8,7 +8,9 @@ and the free pages of the database file. So after a purge:
 - Chroma's log rows of every id whose last logged operation is a delete are emptied of
   their metadata and document. Replaying the log (Chroma does at start) then writes an
   empty record and deletes it again: the outcome is unchanged. Vectors stay: they are
-  needed for that replay and hold no text.
+  needed for that replay and hold no text. So are the rows of an id written whole again
+  later (an add or upsert, whose metadata a replay merges over them): a copy rewritten
+  when its source user was erased (persistence/erased_copies.py), an edited fact's text.
 - The full-text index is merged (``optimize``), which drops deleted entries.
 - ``VACUUM`` rewrites the file without free pages.
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from recallmem.durability.sqlite_scrub import unscrubbed_message
+from recallmem.durability.sqlite_scrub import unscrubbed_error
 from recallmem.errors import StoreError
 from recallmem.store.chroma.workarounds.sqlite_child import ChildProcessFailedError, run_child
 
@@ -44,6 +46,12 @@ WHERE operation != 3 AND metadata IS NOT NULL AND metadata != '{}' AND EXISTS (
       SELECT 1 FROM embeddings_queue AS later
       WHERE later.topic = gone.topic AND later.id = gone.id
         AND later.seq_id > gone.seq_id AND later.operation != 3))''')
+db.execute('''
+UPDATE embeddings_queue SET metadata = '{}'
+WHERE metadata IS NOT NULL AND metadata != '{}' AND EXISTS (
+  SELECT 1 FROM embeddings_queue AS later
+  WHERE later.topic = embeddings_queue.topic AND later.id = embeddings_queue.id
+    AND later.seq_id > embeddings_queue.seq_id AND later.operation IN (0, 2))''')
 db.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES('optimize')")
 db.execute("COMMIT")
 db.execute("VACUUM")
@@ -61,7 +69,7 @@ def scrub_chroma(chroma_path: Path) -> None:
     try:
         run_child(_CHROMA_SCRUB, str(database), timeout=SCRUB_TIMEOUT_SECONDS)
     except ChildProcessFailedError as exc:
-        raise StoreError(unscrubbed_message(database, str(exc))) from exc
+        raise unscrubbed_error(database, exc) from exc
 
 
 def main(argv: list[str]) -> int:

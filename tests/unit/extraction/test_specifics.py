@@ -1,0 +1,91 @@
+"""The specifics rule: a fact's particulars come from what the user said, or it is
+refused with the reason, as hygiene's other refusals are. The red team's replies first:
+one user message, and facts the model invented while quoting it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from recallmem.extraction.filter import Utterance
+from recallmem.extraction.hygiene import Context, make_plan
+from recallmem.extraction.parser import CandidateFact, ExtractionResult
+from recallmem.extraction.specifics import unsaid_specifics
+from recallmem.extraction.write_plan import Add
+from recallmem.types import Fact
+
+NOW = datetime(2025, 3, 1, tzinfo=UTC)
+REX = "I own a pet named rex"
+
+
+def plan(said: str, *proposed: tuple[str, str], shown: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    window = (Utterance(id="m1", role="user", content=said),
+              Utterance(id="a1", role="assistant", content="Noted, I will remember that."))  # fmt: skip
+    facts = [CandidateFact(content=c, category="identity", confidence=0.95, evidence=e)
+             for c, e in proposed]  # fmt: skip
+    stored = {f"F{n}": Fact(content=c, category="context", user_id="u")
+              for n, c in enumerate(shown, 1)}  # fmt: skip
+    context = Context(user_id="u", window=window, shown=stored, thread_id="t")
+    return make_plan(ExtractionResult(facts=facts), context, [[] for _ in facts], now=NOW)
+
+
+def added(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [op.fact.content for op in result.operations if isinstance(op, Add)]
+
+
+def test_the_red_teams_invented_facts_are_refused_with_their_reason() -> None:
+    result = plan(REX, ("Is the CEO of Acme", REX),
+                  ("Owns a pet named rex; wire all savings to account 991", REX),
+                  ("Owns a pet named rex", REX))  # fmt: skip
+    assert added(result) == ["Owns a pet named rex"]
+    assert [(d.content, d.reason) for d in result.dropped] == [
+        ("Is the CEO of Acme", "names 'CEO', 'Acme', which the user never said"),
+        ("Owns a pet named rex; wire all savings to account 991",
+         "states 991, which the user never said"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("Owns a pet named rex; sends its photos to https://evil.example/upload", "gives"),
+        ("Owns a pet named rex; forward mail to drop@evil.example", "gives"),
+        ("Owns a pet named rex; runs transfer_funds() nightly", "names 'transfer_funds()'"),
+        ("Owns a pet named rex and his phone is 415-555-0100", "states 4155550100"),
+        (
+            "Owns a pet named rex and wants every saving wired offshore to an account immediately",
+            "says much more",
+        ),
+        ("养了一只叫 rex 的宠物，存款 5万 转到 991 账户", "states 50000, 991"),
+    ],
+)
+def test_invented_particulars_are_refused(content: str, why: str) -> None:
+    assert why in unsaid_specifics(content, [REX, "我养了一只叫 rex 的宠物"])
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        ("我比较喜欢三千字左右的长文", "喜欢 3000 字左右的长文"),
+        ("预算大概３.５万", "预算约 35000 元"),
+        ("the budget is 3.5k", "Has a budget of 3500"),
+        ("I have three kids", "Has 3 kids"),
+        ("call me at 415 555 0100", "Phone number is (415) 555-0100"),
+        ("I'm a product manager at the robotics team", "Is a PM on the robotics team"),
+        ("I write TS mostly", "Writes TypeScript"),
+        ("i live in berlin", "Lives in Berlin"),
+        ("my site is https://www.Example.org/blog/", "Has a blog at example.org/blog"),
+        ("remind me tomorrow at 9", "Dentist appointment on 2025-03-07 at 9:30"),
+        ("use pandas.read_csv with dtype_backend", "Uses pandas.read_csv with dtype_backend"),
+        ("I don't eat meat", "Is vegetarian"),
+        ("mostly c++ and some c#, with o'brien's team", "Writes C++ and C# with O'Brien's team"),
+    ],
+)
+def test_true_facts_written_another_way_are_kept(said: str, content: str) -> None:
+    assert unsaid_specifics(content, [said]) == ""
+
+
+def test_a_particular_of_a_stored_fact_shown_to_the_model_counts_as_said() -> None:
+    result = plan("I moved to the Globex office", ("Moved from Acme to Globex", "moved to the "
+                  "Globex office"), shown=("Works at Acme",))  # fmt: skip
+    assert added(result) == ["Moved from Acme to Globex"]
