@@ -67,7 +67,7 @@ def _holding(home: Path, text: str) -> int:
 
 def records_costs(users: int) -> dict[str, Any]:
     """Write, read and purge costs on a file of ``users`` users at the bound."""
-    from recallmem.store.chroma.workarounds.scrub import scrub_sqlite
+    from recallmem.durability.sqlite_scrub import scrub_sqlite
 
     results: dict[str, Any] = {"users": users, "rows": users * PER_USER}
     with tempfile.TemporaryDirectory() as tmp:

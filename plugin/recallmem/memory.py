@@ -40,9 +40,8 @@ from recallmem.facts.validation import (
     optional_text,
     require_user,
 )
-from recallmem.lifecycle.consolidation import ConsolidationReport
-from recallmem.lifecycle.keying import KeyingReport
 from recallmem.limits import DEFAULT_PAGE
+from recallmem.memory_background import BackgroundWork
 from recallmem.operations.extracting import Extracting, configured_model
 from recallmem.operations.health import MemoryHealth, check_health
 from recallmem.operations.maintaining import Maintaining
@@ -57,13 +56,10 @@ from recallmem.store.backends import scratch_config
 from recallmem.types import Category, Fact, Profile, ScoredFact, Source, Status
 
 if TYPE_CHECKING:
-    from recallmem.extraction.pipeline import ExtractionPipeline, Observation
     from recallmem.extraction.proposal import ProposalOutcome
-    from recallmem.extraction.report import ExtractionReport
-    from recallmem.lifecycle.maintenance import Maintainer, MaintenanceReport
 
 
-class Memory:
+class Memory(BackgroundWork):
     """Long-term memory of typed facts per user, in Chroma (or the process), recalled offline.
 
     Opening reads nothing but the collection's settings: no text is embedded and no
@@ -270,21 +266,6 @@ class Memory:
         """Import an export; all rows are validated first and nothing is written if any fails."""
         return self._porting.import_(data)
 
-    # lifecycle -------------------------------------------------------------------
-
-    def consolidate(self, *, user_id: str, agent_id: str | None = None,
-                    now: datetime | None = None, simulated_clock: bool = False,
-                    ) -> ConsolidationReport:  # fmt: skip
-        """Merge the user's facts that grew as supplements about one subject into one each.
-
-        The parts are superseded by the merged fact, which keeps all their sources and
-        history. With a model, one bounded call proposes the merges and hygiene vets
-        them; without one, only near-duplicates are merged. Each scope is consolidated
-        apart; with ``agent_id``, only that agent's facts. ``now`` stamps the run, held
-        to the clock as for :meth:`maintain`.
-        """
-        return self._maintaining.consolidate(self.model, user_id, agent_id, now, simulated_clock)
-
     def copy(self, *, from_user_id: str, to_user_id: str, from_agent_id: str | None = None,
              to_agent_id: str | None = None, categories: Iterable[str | Category] | None = None,
              ids: Sequence[str] | None = None) -> builtins.list[Fact]:  # fmt: skip
@@ -296,84 +277,6 @@ class Memory:
         """
         return self._maintaining.copy(from_user_id, to_user_id, from_agent_id, to_agent_id,
                                       categories, ids)  # fmt: skip
-
-    # extraction --------------------------------------------------------------
-
-    @property
-    def extraction(self) -> ExtractionPipeline:
-        """The durable extraction queue and its stages (created on first use)."""
-        return self._extracting.pipeline
-
-    def start_background(self) -> None:
-        """Extract queued windows in a background thread as they fall due, and maintain
-        each active user about once a day (:meth:`maintain`).
-
-        Called by ``MemoryMiddleware``, the service and every ``observe``; opening a
-        ``Memory`` or reading from it never starts model calls. Without a model windows
-        stay queued.
-        """
-        self._extracting.start_background()
-        self.lifecycle.start_background()
-
-    @property
-    def lifecycle(self) -> Maintainer:
-        """Decay, expiry, purge of old faded facts, consolidation (created on first use)."""
-        return self._maintaining.maintainer(self.model)
-
-    def maintain(self, *, now: datetime | None = None, user_id: str | None = None,
-                 simulated_clock: bool = False) -> MaintenanceReport:  # fmt: skip
-        """Expire facts past their ``valid_until``, fade facts whose decayed confidence
-        fell below ``fade_below``, purge facts faded longer than ``faded_retention_days``,
-        then consolidate each user whose memory changed since (:meth:`consolidate`).
-
-        For one user, or every user if None, as of ``now`` (timezone-aware, within a day
-        of the current time unless ``simulated_clock``, for tests and simulations, which
-        HTTP cannot set; default the current time). Journaled per user, so a crash loses
-        nothing and applies nothing twice; a second run at the same ``now`` changes nothing.
-        """
-        return self.lifecycle.maintain(now=now, user_id=user_id, simulated_clock=simulated_clock)
-
-    def rekey(self, *, user_id: str | None = None, max_facts: int | None = None) -> KeyingReport:
-        """Write search keys, with the configured model, for active facts that have none
-        (written by hand, imported, older, or edited since): one user's, or every user's
-        if None, at most ``max_facts`` (``keying_max_facts`` if None), 20 per model call.
-        Without a model nothing happens. Maintenance does the same within its budget.
-        """
-        return self.lifecycle.rekey(user_id, max_facts)
-
-    def observe(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None, timezone: str | tzinfo | None = None,
-                said_at: datetime | str | None = None) -> Observation:  # fmt: skip
-        """Queue a finished turn (or the whole conversation) for extraction; returns at once.
-
-        Windows are debounced per thread and written durably before this returns.
-        ``timezone`` (the user's: an IANA name or a ``tzinfo``; default UTC) is stored
-        with the messages, so a due date they say ("tomorrow", "下周五") is resolved
-        there, counted from the day they were said, however late they are extracted.
-        When they were said is now, unless a message says otherwise (its ``said_at``
-        metadata: ``additional_kwargs["said_at"]``, or a ``"said_at"`` key in a dict
-        message) or ``said_at`` gives the whole transcript's time; either is a
-        timezone-aware datetime or an ISO 8601 string with an offset.
-        """
-        return self.extraction.observe(messages, user_id=user_id, thread_id=thread_id,
-            agent_id=agent_id, timezone=timezone, said_at=said_at)  # fmt: skip
-
-    def extract(self, messages: Sequence[Any], *, user_id: str, thread_id: str,
-                agent_id: str | None = None, timezone: str | tzinfo | None = None,
-                said_at: datetime | str | None = None) -> ExtractionReport:  # fmt: skip
-        """Extract now and report what was added, confirmed, superseded and dropped, and why.
-
-        ``timezone`` and ``said_at`` as for :meth:`observe`.
-        """
-        return self.extraction.extract(messages, user_id=user_id, thread_id=thread_id,
-            agent_id=agent_id, timezone=timezone, said_at=said_at)  # fmt: skip
-
-    def flush(
-        self, timeout: float | None = None, *, user_id: str | None = None
-    ) -> builtins.list[ExtractionReport]:
-        """Extract every pending window now (with ``user_id``, that user's only), waiting at
-        most ``timeout`` seconds."""
-        return self.extraction.flush(timeout, None if user_id is None else require_user(user_id))
 
     # the service ------------------------------------------------------------------
 
@@ -424,13 +327,8 @@ class Memory:
     aset_profile = async_twin(set_profile)
     aexport = async_twin(export)
     aimport_ = async_twin(import_)
-    amaintain = async_twin(maintain)
-    arekey = async_twin(rekey)
-    aconsolidate = async_twin(consolidate)
     acopy = async_twin(copy)
-    aobserve = async_twin(observe)
-    aextract = async_twin(extract)
-    aflush = async_twin(flush)
     acount = async_twin(count)
+    ausers = async_twin(users)
     ahealth = async_twin(health)
     aclose = async_twin(close)

@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "recallmem.agent": 6,
     "recallmem.integrations": 6,
     "recallmem.memory": 5,
+    "recallmem.memory_background": 5,
     "recallmem.operations": 5,
     "recallmem.extraction": 4,
     "recallmem.lifecycle": 4,

@@ -19,7 +19,7 @@ def test_remember_then_recall_returns_the_fact_with_score_parts(memory: Memory) 
     assert 0 < parts.dense <= 1 and 0.3 < parts.lexical < 1.0 and parts.confidence == 0.9
     assert weights is not None
     rebuilt = sum(
-        getattr(weights, name) * getattr(parts, name) for name in type(parts).model_fields
+        getattr(weights, name) * getattr(parts, name) for name in type(weights).model_fields
     )
     assert rebuilt == pytest.approx(hits[0].score, abs=1e-3)
     assert hits[0].fact.last_accessed_at is not None

@@ -57,7 +57,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -76,15 +76,13 @@ from recallmem.agent.messages import (
     first_user_message,
     last_reply,
     recall_ran,
-    remembered_below,
-    visible,
 )
 from recallmem.agent.scope import Scope, resolve_scope
 from recallmem.agent.tools import MemoryToolkit
+from recallmem.agent.turn_end import Extraction, TurnEnd
 from recallmem.agent.turn_starts import TurnStarts
 from recallmem.errors import RecallmemError
-from recallmem.events import Event, ExtractionEvent, aemit, emit
-from recallmem.extraction.report import ExtractionReport
+from recallmem.events import Event, aemit, emit
 from recallmem.limits import (
     DEFAULT_CORE_FACTS,
     DEFAULT_CORE_SHARE,
@@ -97,14 +95,11 @@ from recallmem.memory import Memory
 from recallmem.persistence.forget_ledger import Began
 from recallmem.prompts import load_tool_texts
 from recallmem.retrieval.block_spec import load_memory_block_spec
-from recallmem.retrieval.notes import render_confirmation
 from recallmem.retrieval.when import user_zone
 from recallmem.signals.detector import load_signals
 from recallmem.text.tokens import get_counter
 
 log = logging.getLogger("recallmem.agent")
-
-Extraction = Literal["background", "inline"]
 
 
 class MemoryMiddleware(AgentMiddleware):
@@ -204,6 +199,7 @@ class MemoryMiddleware(AgentMiddleware):
         )
         self._tool_names = {"recall", "remember"}
         self._turns = TurnStarts()  # a turn's writes meet the forgets made while it ran
+        self._end = TurnEnd(memory, extraction, confirm_below, timezone, self._spec, self._turns)
         if extraction == "background":
             memory.start_background()  # windows left queued by an earlier run resume
 
@@ -366,56 +362,10 @@ class MemoryMiddleware(AgentMiddleware):
 
     # -- after the turn ----------------------------------------------------------------
 
-    def _low_confidence(
-        self, turn: Sequence[BaseMessage], report: ExtractionReport | None
-    ) -> list[str]:
-        if self.confirm_below is None:
-            return []
-        found = remembered_below(turn, self.confirm_below)
-        for change in report.added if report is not None else ():
-            if change.fact.confidence < self.confirm_below:
-                found.append(change.fact.content)
-        return found
-
-    def _observe(
-        self, conversation: Sequence[BaseMessage], scope: Scope
-    ) -> ExtractionReport | None:
-        """Hand the turn to extraction; a failure is logged, never loses the reply."""
-        user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id or "default"
-        zone = scope.timezone or self.timezone  # where the turn's dates are resolved
-        try:
-            if self.extraction == "inline":
-                return self.memory.extract(
-                    conversation, user_id=user, thread_id=thread, agent_id=agent, timezone=zone
-                )
-            self.memory.observe(
-                conversation, user_id=user, thread_id=thread, agent_id=agent, timezone=zone
-            )
-        except RecallmemError as exc:
-            log.warning("recallmem: could not hand the turn to extraction: %s", exc)
-        return None
-
-    def _finish_turn(
-        self, messages: Sequence[BaseMessage], scope: Scope
-    ) -> tuple[Update, list[Event]]:
-        conversation = visible(messages)
-        with self._turns.work(scope, messages):
-            report = self._observe(conversation, scope)
-        self._turns.end(scope, messages)
-        events: list[Event] = [ExtractionEvent.from_report(report)] if report is not None else []
-        _, turn = current_turn(messages)
-        reply = last_reply(turn)
-        unsure = self._low_confidence(turn, report)
-        if reply is None or not unsure:
-            return None, events
-        line = render_confirmation(unsure[0], spec=self._spec)
-        confirmed = reply.model_copy(update={"content": f"{reply.text}\n\n{line}"})
-        return {"messages": [confirmed]}, events
-
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> Update:
         """Observe the turn for extraction; add the optional confirmation line."""
         messages = state["messages"]
-        update, events = self._finish_turn(messages, self._scope(messages, runtime))
+        update, events = self._end.finish(messages, self._scope(messages, runtime))
         for event in events:
             emit(event)
         return update
@@ -424,7 +374,7 @@ class MemoryMiddleware(AgentMiddleware):
         """Async :meth:`after_agent`."""
         messages = state["messages"]
         scope = self._scope(messages, runtime)
-        update, events = await asyncio.to_thread(self._finish_turn, messages, scope)
+        update, events = await asyncio.to_thread(self._end.finish, messages, scope)
         for event in events:
             await aemit(event)
         return update

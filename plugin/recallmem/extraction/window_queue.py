@@ -45,6 +45,7 @@ from recallmem.durability.whole_files import disk_full_refused
 from recallmem.errors import InvalidInputError, StoreError
 
 # ThreadScope, Timing and Window are re-exported: they used to live here.
+from recallmem.extraction.queue_schema import SCHEMA, add_missing_columns, owner_is_dead
 from recallmem.extraction.threads import ThreadScope as ThreadScope
 from recallmem.extraction.threads import Timing as Timing
 from recallmem.extraction.threads import Utterance, first_day, said_time
@@ -52,73 +53,12 @@ from recallmem.extraction.threads import Window as Window
 from recallmem.persistence.forget_ledger import ForgetLedger
 from recallmem.persistence.forget_ledger import now as ledger_now
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS threads (
-  key TEXT PRIMARY KEY, user_id TEXT NOT NULL, agent_id TEXT, thread_id TEXT NOT NULL,
-  next_seq INTEGER NOT NULL DEFAULT 1, watermark INTEGER NOT NULL DEFAULT 0,
-  first_pending_at REAL, last_observed_at REAL,
-  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at REAL, last_error TEXT,
-  lease_owner TEXT, lease_until REAL, window_hi INTEGER, journal TEXT);
-CREATE TABLE IF NOT EXISTS messages (
-  key TEXT NOT NULL, seq INTEGER NOT NULL, msg_id TEXT NOT NULL, role TEXT NOT NULL,
-  content TEXT, urgent INTEGER NOT NULL DEFAULT 0, observed_at REAL NOT NULL,
-  timezone TEXT, said_at REAL, PRIMARY KEY (key, seq), UNIQUE (key, msg_id));
-CREATE TABLE IF NOT EXISTS dead_letters (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
-  agent_id TEXT, thread_id TEXT NOT NULL, messages TEXT NOT NULL, reason TEXT NOT NULL,
-  attempts INTEGER NOT NULL, at REAL NOT NULL, timezone TEXT);
-CREATE TABLE IF NOT EXISTS usage_log (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, user_id TEXT NOT NULL,
-  at REAL NOT NULL, model TEXT, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
-  output_tokens INTEGER NOT NULL);
-"""
-# Columns added since the first release: a queue file written before them gains them at
-# open, and its rows read NULL (no zone given: UTC, as they were extracted then; no time
-# said: the time observed).
-_ADDED_COLUMNS = (
-    ("messages", "timezone", "TEXT"),
-    ("dead_letters", "timezone", "TEXT"),
-    ("messages", "said_at", "REAL"),
-)
 PENDING = "t.next_seq - 1 > t.watermark"
 # A journaled plan belongs to its exact window; otherwise the next claim may take more.
 _KEEP_JOURNALED_WINDOW = "window_hi = CASE WHEN journal IS NULL THEN NULL ELSE window_hi END"
 URGENT = (
     "EXISTS (SELECT 1 FROM messages m WHERE m.key = t.key AND m.seq > t.watermark AND m.urgent)"
 )
-
-
-def _add_missing_columns(db: sqlite3.Connection) -> None:
-    db.execute("BEGIN IMMEDIATE")  # two processes opening an old file add each column once
-    try:
-        for table, column, kind in _ADDED_COLUMNS:
-            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-            if column not in present:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def owner_is_dead(owner: str | None, me: str) -> bool:
-    """Whether a lease owner (``host:pid:nonce``) is a dead process on this host."""
-    if not owner or owner == me:
-        return False
-    host, pid, _ = [*owner.split(":"), "", "", ""][:3]
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
-        return False
-    return not _pid_alive(int(pid))
 
 
 class QueueStore:
@@ -145,8 +85,8 @@ class QueueStore:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
-            _add_missing_columns(self._db)
+            self._db.executescript(SCHEMA)
+            add_missing_columns(self._db)
         except sqlite3.Error as exc:
             raise StoreError(
                 f"could not open the extraction queue at {self.path}: {exc}. Check that the "

@@ -18,9 +18,9 @@ from fastapi.testclient import TestClient
 from forgetting import files_holding
 from helpers import env_for, python
 from recallmem import Memory, MemoryConfig
+from recallmem.durability.owed_scrub import OwedScrub
 from recallmem.errors import DiskFullError, StoreError
 from recallmem.server.app import create_app
-from recallmem.durability.owed_scrub import OwedScrub
 from recallmem.testing import HashingEmbeddings
 from recallmem.types import Profile, ProfileSection
 

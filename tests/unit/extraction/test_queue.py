@@ -12,7 +12,8 @@ import pytest
 from recallmem.errors import InvalidInputError
 from recallmem.extraction.backlog import Backlog
 from recallmem.extraction.filter import Utterance
-from recallmem.extraction.window_queue import QueueStore, ThreadScope, Timing, owner_is_dead
+from recallmem.extraction.queue_schema import owner_is_dead
+from recallmem.extraction.window_queue import QueueStore, ThreadScope, Timing
 
 SCOPE = ThreadScope(user_id="u1", thread_id="t1")
 

@@ -57,6 +57,6 @@ def test_every_hit_can_be_rebuilt_from_its_parts_and_weights(bilingual: Memory) 
         assert hit.weights is not None
         rebuilt = sum(
             getattr(hit.weights, name) * getattr(hit.parts, name)
-            for name in type(hit.parts).model_fields
+            for name in type(hit.weights).model_fields  # the numeric parts (key names a key)
         )
         assert rebuilt == pytest.approx(hit.score, abs=1e-3)

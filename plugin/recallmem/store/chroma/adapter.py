@@ -13,8 +13,6 @@ function, which would try to download a model.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 import threading
 import weakref
@@ -39,6 +37,7 @@ from recallmem.store.chroma.failures import (
 from recallmem.store.chroma.home_lock import HomeLock
 from recallmem.store.chroma.layout import SCOPES_SUFFIX, Collections, user_collection
 from recallmem.store.chroma.migration import legacy_metadata
+from recallmem.store.chroma.profile_records import ProfileRecords
 from recallmem.store.chroma.revisions import Revisions
 from recallmem.store.chroma.workarounds.saved_index import read_saved
 from recallmem.store.chroma.workarounds.scrub import scrub_chroma
@@ -106,6 +105,7 @@ class ChromaFactStore:
             )
         self.revisions = Revisions(self._scopes, self.where)  # store/chroma/revisions.py
         self.copy_links = CopyLinks(self._scopes, self.where)  # store/chroma/copy_links.py
+        self.profiles = ProfileRecords(self._scopes, self.where)
         self._built_with = BuiltWith(self.collections.directory, prefix, embedder, dimension)
         self.embedder = self._built_with.embedder
 
@@ -329,30 +329,13 @@ class ChromaFactStore:
         return sorted({str(m["user_id"]) for m in got["metadatas"] or []})
 
     def load_profile(self, user_id: str, agent_id: str | None) -> Profile | None:
-        """The stored profile of a user (and agent), if any (under its legacy id too)."""
-        ids = [_profile_id(user_id, agent_id), _profile_id(user_id, agent_id, legacy=True)]
-        with self._errors("read a profile"):
-            got = self._scopes.get(ids=ids, include=["documents", "metadatas"])
-        found = dict(zip(got["ids"], got["documents"], strict=True))
-        if (document := found.get(ids[0]) or found.get(ids[1])) is None:
-            return None
-        profile = Profile.model_validate_json(document)
-        return profile if profile.user_id == user_id else None
+        """The stored profile of a user (and agent), if any."""
+        return self.profiles.load(user_id, agent_id)
 
     def save_profile(self, profile: Profile) -> None:
         """Replace the stored profile of ``profile.user_id`` / ``profile.agent_id``."""
         check_room(self.path, 2 * len(profile.model_dump_json()), "write a profile")
-        legacy = _profile_id(profile.user_id, profile.agent_id, legacy=True)
-        with self._errors("write a profile"):
-            self._scopes.upsert(
-                ids=[_profile_id(profile.user_id, profile.agent_id)],
-                embeddings=[_SCOPE_VECTOR],
-                documents=[profile.model_dump_json()],
-                metadatas=[{"user_id": profile.user_id, "kind": "profile"}],
-            )
-            # Asked first: a delete of an id is logged with the id, present or not.
-            if self._scopes.get(ids=[legacy], include=[])["ids"]:
-                self._scopes.delete(ids=[legacy])
+        self.profiles.save(profile)
 
     def drop_user(self, user_id: str) -> int:
         """Erase a user whole ("forget me"): the collection is dropped without being read,
@@ -398,12 +381,3 @@ def _decoded(page: Any) -> list[Fact]:
         decode(i, d, m)
         for i, d, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
     ]
-
-
-def _profile_id(user_id: str, agent_id: str | None, *, legacy: bool = False) -> str:
-    # Hashed as revision ids are (store/revisions.py): a record's id stays in Chroma's log
-    # after a purge deletes the record, and a user id is often an e-mail address. Profiles
-    # written before were under the ``legacy`` id (read, and replaced when next written).
-    scope = json.dumps([user_id, agent_id])
-    hashed = hashlib.blake2b(scope.encode(), digest_size=16).hexdigest()
-    return "profile:" + (scope if legacy else hashed)
