@@ -14,6 +14,7 @@ import pytest
 from recallmem.config import MemoryConfig
 from recallmem.durability.owed_scrub import OwedScrub
 from recallmem.memory import Memory
+from recallmem.persistence.forget_ledger import outside_work, work_began
 from recallmem.persistence.retrieval_records import RetrievalRecords
 from recallmem.retrieval.shown import DroppedFact, RetrievalRecord, ShownFact
 from recallmem.testing import HashingEmbeddings
@@ -206,3 +207,17 @@ def test_a_scrub_owed_by_a_crash_also_scrubs_the_records(home: Path) -> None:
     assert files_holding(home, "Zorblatt-QX7")
     with open_memory(home):
         assert files_holding(home, "Zorblatt-QX7") == []
+
+
+def test_a_record_of_a_turn_begun_before_forget_me_is_not_kept(home: Path) -> None:
+    # A turn in flight when the user is purged (a hedge's forced recall, a tool answer)
+    # records what its model saw after the purge: that record would quote the user.
+    with open_memory(home) as memory, work_began(user_id="ada", thread_id="t1"):
+        memory.record_retrieval(record("ada", "t1", "before the purge"))
+        with outside_work():
+            memory.forget(user_id="ada", purge=True)
+        memory.record_retrieval(record("ada", "t1", SAID))
+        memory.record_retrieval(record("bob", "t1", "another user's turn"))
+        assert memory.retrievals("ada") == []
+        assert [r.query for r in memory.retrievals("bob")] == ["another user's turn"]
+    assert files_holding(home, SAID) == []

@@ -287,7 +287,8 @@ class MemoryMiddleware(AgentMiddleware):
         if hedged is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        forced = self._forced_note(hedged[0], scope, hedged[1])
+        with self._turns.work(scope, request.messages):  # its record meets a forget meanwhile
+            forced = self._forced_note(hedged[0], scope, hedged[1])
         if forced is None:
             return response
         note, event = forced
@@ -303,7 +304,8 @@ class MemoryMiddleware(AgentMiddleware):
         if hedged is None:
             return response
         scope = self._scope(request.messages, request.runtime)
-        forced = await asyncio.to_thread(self._forced_note, hedged[0], scope, hedged[1])
+        with self._turns.work(scope, request.messages):
+            forced = await asyncio.to_thread(self._forced_note, hedged[0], scope, hedged[1])
         if forced is None:
             return response
         note, event = forced

@@ -38,6 +38,7 @@ from recallmem.config import MemoryConfig
 from recallmem.durability.erasure import Erasure
 from recallmem.errors import StoreError
 from recallmem.limits import check_page, check_scope_id, check_user_id
+from recallmem.persistence.forget_ledger import ForgetLedger
 from recallmem.retrieval.shown import RetrievalRecord
 from recallmem.secrets.detector import load_secret_rules, redact
 
@@ -65,6 +66,7 @@ class RetrievalRecords:
         self.prompt_dir = config.prompt_dir
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._forgets = ForgetLedger.of(config.home)
         if erasure is not None:  # a purge of facts (or of the user) erases their entries
             erasure.quoting.append(self.forget)
 
@@ -120,6 +122,11 @@ class RetrievalRecords:
         try:
             with self._using("write a retrieval record", create=True) as db:
                 assert db is not None
+                # Asked inside the write: a purge recorded before it is seen here, and one
+                # recorded after it deletes this row with the user's others.
+                scope = (record.thread_id, record.agent_id)
+                if self._forgets.forgotten(record.user_id, scope=scope, purged=True):
+                    return
                 db.execute(
                     "INSERT INTO retrievals (user_id, agent_id, thread_id, record) "
                     "VALUES (?, ?, ?, ?)",
