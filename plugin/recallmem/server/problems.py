@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from recallmem.errors import (
+    AmbiguousIdError,
     EmbeddingMismatchError,
     FactNotFoundError,
     ForgottenMeanwhileError,
@@ -90,6 +91,8 @@ def _from_library(exc: RecallmemError) -> Problem:
     if isinstance(exc, ImportRejectedError):
         rows = [RejectedRow(row=row, reason=reason) for row, reason in exc.rejected]
         return Problem(status=422, title="Import rejected", detail=str(exc), rejected=rows)
+    if isinstance(exc, AmbiguousIdError):  # the path is well formed: the facts clash with it
+        return Problem(status=409, title="Ambiguous id prefix", detail=str(exc))
     if isinstance(exc, InvalidInputError):
         return Problem(status=400, title="Invalid input", detail=str(exc))
     if isinstance(exc, ForgottenMeanwhileError):

@@ -30,7 +30,7 @@ def test_an_ambiguous_prefix_lists_the_candidates_and_changes_nothing(
         by_first.setdefault(fact["id"][0], []).append(fact["id"])
     clash = max(by_first.values(), key=len)  # 17 ids, 16 hex digits: two share one
     response = ada.delete(f"/v1/users/me/facts/{clash[0][0]}")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert all(fact_id in response.json()["detail"] for fact_id in clash)
     assert len(ada.get("/v1/users/me/facts?limit=100").json()["items"]) == 17
 

@@ -39,6 +39,7 @@ router = APIRouter(
     responses={
         **PROBLEM_RESPONSES,
         404: problem_response("No such fact for this user"),
+        409: problem_response("An id prefix several facts share, or a forget meanwhile"),
     },
     route_class=AdmittedRoute,
 )

@@ -43,8 +43,12 @@ class McpEndpoint:
     """The ASGI endpoint: resolve the caller's scope, then let the SDK answer."""
 
     def __init__(self, memory: Memory) -> None:
-        self.manager = StreamableHTTPSessionManager(
-            app=memory_server(MemoryTools(memory), scope_of_call),
+        self.memory = memory
+        self.manager = self._manager()
+
+    def _manager(self) -> StreamableHTTPSessionManager:
+        return StreamableHTTPSessionManager(
+            app=memory_server(MemoryTools(self.memory), scope_of_call),
             json_response=True,
             stateless=True,
             # The service's own admission (Host and Origin) already guards this path.
@@ -53,7 +57,10 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The SDK's task group, for the app's lifespan."""
+        """The SDK's task group, for the app's lifespan. A manager runs once (mcp 1.x and
+        2.x: "can only be called once per instance"), so each lifespan of the app (a test
+        client opened again) gets a new one."""
+        self.manager = self._manager()
         async with self.manager.run():
             yield
 
