@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +88,11 @@ def _seed(memory: Any, user_id: str, facts: Sequence[Seed]) -> list[str]:
     from recallmem.types import Fact, Source
 
     bypassed = []
-    for seed in sorted(facts, key=lambda s: s.said_at):
-        with time_machine.travel(seed.said_at, tick=False):
+    for n, seed in enumerate(sorted(facts, key=lambda s: s.said_at)):
+        # A microsecond apart, as no two facts a user says are: facts said at one instant
+        # would tie in the core's order, broken by their random ids (the request, and its
+        # recording's key, would change from one run to the next).
+        with time_machine.travel(seed.said_at + timedelta(microseconds=n), tick=False):
             try:
                 memory.remember(seed.content, user_id=user_id, category=seed.category)
             except RecallmemError as exc:
