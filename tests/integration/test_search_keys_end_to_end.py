@@ -98,8 +98,8 @@ def test_rekey_keys_facts_in_calls_of_twenty_within_the_budget(home: Path) -> No
         first = memory.rekey(user_id="ada", max_facts=30)
         assert len(first.keyed) == 30 and first.remaining == 15
         assert model.calls == 2  # 20 + 10 facts, one user per call
-        assert memory.extraction_usage(user_id="ada")["keying_calls"] == 2
-        assert memory.extraction_usage()["calls"] == 2 and memory.extraction_usage()["windows"] == 0
+        assert memory.queue.usage(user_id="ada")["keying_calls"] == 2
+        assert memory.queue.usage()["calls"] == 2 and memory.queue.usage()["windows"] == 0
         second = memory.rekey(user_id="ada")  # resumes with the facts still unkeyed
         assert len(second.keyed) == 15 and second.remaining == 0 and model.calls == 3
         assert memory.rekey(user_id="ada").keyed == () and model.calls == 3  # nothing left

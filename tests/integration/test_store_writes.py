@@ -120,7 +120,7 @@ def test_isolation_does_not_rest_on_the_collection_name(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Were two users' names ever to hash alike, every read still filters on user_id.
-    from recallmem.store.chroma.adapter import layout
+    from recallmem.store.chroma import layout
 
     monkeypatch.setattr(layout, "user_collection", lambda prefix, user_id: f"{prefix}_ushared")
     with Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings()) as memory:

@@ -14,7 +14,7 @@ marked keyed all the same, so it is not asked about again.
 Resumable by construction: what is done is in the facts themselves, so a run cut short
 (or over budget) leaves the rest for the next one, at the cost of at most the call in
 flight. Every call's tokens are recorded with the extraction cost figures
-(``Memory.extraction_usage``: ``keying_calls``). Runs only from maintenance and
+(``memory.queue.usage()``: ``keying_calls``). Runs only from maintenance and
 ``Memory.rekey`` (``recallmem rekey``), never from a read or a request; without a model
 nothing happens.
 """

@@ -61,7 +61,7 @@ def test_documents_carry_the_fact_id_category_and_score_parts(memory: Memory) ->
     fact = memory.get(docs[0].metadata["fact_id"], user_id="ada")
     assert docs[0].id == fact.id and docs[0].metadata["category"] == "preference"
     parts = docs[0].metadata["score_parts"]
-    assert set(parts) == {"dense", "lexical", "recency", "confidence", "time"}
+    assert set(parts) == {"dense", "lexical", "recency", "confidence", "time", "newer", "key"}
     assert docs[0].metadata["score"] >= docs[1].metadata["score"]
 
 

@@ -106,7 +106,7 @@ def test_forget_me_erases_a_broken_user_without_reading_it(
 CRASH_AFTER_DROP = """
 import os, sys
 from recallmem import Memory, MemoryConfig
-from recallmem.store.chroma.adapter import layout
+from recallmem.store.chroma import layout
 from recallmem.testing import HashingEmbeddings
 drop = layout.Collections.drop
 def drop_then_die(self, user_id):

@@ -81,8 +81,8 @@ def test_an_extraction_in_flight_writes_nothing_after_the_purge(
         with pytest.raises(ExtractionError, match="forgotten while this write"):
             running.result()
         nothing_left(memory)
-        assert memory.extraction_usage(USER)["windows"] == 0  # its row names the user
-        assert memory.recent_extractions(USER) == []
+        assert memory.queue.usage(USER)["windows"] == 0  # its row names the user
+        assert memory.queue.recent(USER) == []
 
 
 def test_a_window_extracted_in_the_background_is_dropped(quick: MemoryConfig, gate: Gate) -> None:

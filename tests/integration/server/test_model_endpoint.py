@@ -109,4 +109,4 @@ def test_extraction_against_an_unreachable_model_names_it_and_keeps_the_turn(
         assert f"the chat endpoint {url} (model 'qwen3-8b') could not be reached" in str(
             failed.value
         )
-        assert extracting.pending(user_id="ada")  # kept queued for a retry
+        assert extracting.queue.pending(user_id="ada")  # kept queued for a retry

@@ -111,7 +111,7 @@ def test_unreadable_output_raises() -> None:
 
 def test_a_prompt_override_directory_changes_the_version(tmp_path: Path) -> None:
     shipped = Path(__file__).resolve().parents[3] / "prompts" / "extract.yaml"
-    text = shipped.read_text(encoding="utf-8").replace('version: "5"', 'version: "5-test"')
+    text = shipped.read_text(encoding="utf-8").replace('version: "6"', 'version: "6-test"')
     (tmp_path / "extract.yaml").write_text(text, encoding="utf-8")
     assert load_prompt("extract", tmp_path).label == "extract@6-test"
     (tmp_path / "extract.yaml").write_text(
