@@ -136,15 +136,16 @@ async def test_http_refuses_a_missing_token_and_another_users_path(service: str)
         assert odd.status_code == 400 and "user_id" in odd.json()["detail"]
 
 
-async def test_an_agent_scope_sees_shared_facts_and_its_own_only(service: str) -> None:
+async def test_a_fact_saved_in_an_agent_scope_is_the_users_for_every_agent(service: str) -> None:
+    # What a model saves is about the user (issue 22): every agent of the user sees it.
     async with http_client(f"{service}/v1/users/me/mcp?agent_id=writer", ADA) as writer:
         await writer.call_tool(
             "remember", {"content": "Drafts in Markdown", "category": "preference"}
         )
     async with http_client(f"{service}/v1/users/me/mcp?agent_id=coder", ADA) as coder:
-        assert "Nothing matching" in text(await coder.call_tool("list", {}))
-    async with http_client(f"{service}/v1/users/me/mcp?agent_id=writer", ADA) as writer:
-        assert "Drafts in Markdown" in text(await writer.call_tool("list", {}))
+        assert "Drafts in Markdown" in text(await coder.call_tool("list", {}))
+    async with http_client(f"{service}/v1/users/me/mcp?agent_id=coder", BOB) as bob:
+        assert "Nothing matching" in text(await bob.call_tool("list", {}))
 
 
 def doc_configs() -> dict[str, Any]:

@@ -113,8 +113,12 @@ def test_scope_from_runtime_context_object(tools: list[BaseTool]) -> None:
         {"content": "Writer agent uses British spelling", "category": "preference"}, config
     )
     assert "British spelling" in recall.invoke({"query": "spelling"}, config)
-    other = {"configurable": {"user_id": "ada", "agent_id": "coder"}}
-    assert "British spelling" not in recall.invoke({"query": "spelling"}, other)
+    # A fact the model saves is the user's: another agent of the user finds it; another
+    # user does not.
+    coder = {"configurable": {"user_id": "ada", "agent_id": "coder"}}
+    assert "British spelling" in recall.invoke({"query": "spelling"}, coder)
+    bob = {"configurable": {"user_id": "bob", "agent_id": "writer"}}
+    assert "British spelling" not in recall.invoke({"query": "spelling"}, bob)
 
 
 def test_errors_reach_the_model_as_text(tools: list[BaseTool]) -> None:

@@ -52,6 +52,10 @@ def fact_vectors(embed: Embed, facts: Sequence[Fact]) -> np.ndarray:
     at = 0
     for n, fact in enumerate(facts):
         keys = len(fact.questions)
-        vectors[n] = rows[at] + (rows[at + 1 : at + 1 + keys].mean(axis=0) if keys else 0.0)
+        if keys:
+            mixed = rows[at] + rows[at + 1 : at + 1 + keys].mean(axis=0)
+            vectors[n] = normalize_rows(mixed[np.newaxis, :])[0]
+        else:  # the embedder's unit vector as it came: normalised again, its last bits move
+            vectors[n] = rows[at]
         at += 1 + keys
-    return normalize_rows(vectors) if len(vectors) else vectors
+    return vectors

@@ -15,7 +15,7 @@ from recallmem.server.schemas import MAX_SEARCH_K
 from recallmem.testing import FakeChatModel
 from serverkit import ADA, BOB, client_for, token_settings
 
-PARTS = ("dense", "lexical", "recency", "confidence", "time", "newer")
+PARTS = ("dense", "lexical", "recency", "confidence", "time", "newer")  # the weighted parts
 
 
 def weighted_sum(hit: dict[str, Any]) -> float:
@@ -139,11 +139,13 @@ def test_chat_turns_fill_the_retrieval_record(memory: Memory) -> None:
     assert set(by_trigger) == {"block", "cue", "tool"}  # "as usual" is a cue
     block, tool = by_trigger["block"], by_trigger["tool"]
     assert block["query"] == said and block["tokens"] > 0
-    [shown] = block["shown"]
-    assert shown["role"] == "relevant" and shown["score"] > 0
-    assert set(shown["parts"]) == set(PARTS) and max(shown["parts"].values()) > 0
+    [shown] = block["shown"]  # a standing preference: the block's core shows it, unscored
+    assert shown["role"] == "core"
     [recalled] = tool["shown"]
     assert tool["query"] == "report language" and recalled["role"] == "recalled"
+    assert recalled["fact_id"] == shown["fact_id"] and recalled["score"] > 0
+    assert set(recalled["parts"]) == {*PARTS, "key"}
+    assert max(recalled["parts"][name] for name in PARTS) > 0
     assert answer["facts"][recalled["fact_id"]] == {
         "content": "Prefers reports in Chinese", "category": "preference", "status": "active",
         "agent_id": None,
