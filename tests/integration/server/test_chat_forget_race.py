@@ -37,7 +37,7 @@ def test_a_chat_stream_in_flight_leaves_nothing_after_the_purge(home: Path, gate
         gate.opened.set()
         assert "Nice to meet Zorblatt" in running.result()  # the answer still streams
         memory.flush(timeout=WAIT)
-        assert http.get(f"/v1/users/{USER}/retrievals").json() == []
+        assert http.get(f"/v1/users/{USER}/retrievals").json()["records"] == []
         assert http.get(f"/v1/users/{USER}/extractions").json() == []
         assert http.get(f"/v1/users/{USER}/queue").json() == {"pending": [], "dead_letters": []}
     nothing_left(memory, "Nice to meet", "Has a garden")
