@@ -204,7 +204,7 @@ def test_weights_and_why_not_this_one(page: Any, memory: Memory) -> None:
     expect(weights).to_contain_text("×0.80")  # dense
     expect(weights).to_contain_text("score = Σ weight × part")
     score_tip = page.locator("#hits tbody tr td").nth(1).get_attribute("title") or ""
-    assert re.fullmatch(r"(0\.\d\d×\d\.\d{3} \+ ){4}0\.\d\d×\d\.\d{3} = \d\.\d{3}", score_tip)
+    assert re.fullmatch(r"(\d\.\d\d×\d\.\d{3} \+ ){5}\d\.\d\d×\d\.\d{3} = \d\.\d{3}", score_tip)
 
     # the second fact is not in the top 1: pick it in the list, ask why
     page.click("[data-tab=memory]")
@@ -213,7 +213,7 @@ def test_weights_and_why_not_this_one(page: Any, memory: Memory) -> None:
     expect(page.locator("#tab-retrieval")).to_be_visible()
     expect(page.locator("#explain-rank")).to_contain_text("ranked 2: below the top 1; it scored")
     expect(page.locator("#explain-rank")).to_contain_text("it loses most on dense: 0.80×")
-    expect(page.locator("#explain-parts tbody tr")).to_have_count(7)  # 5 parts, score, k-th
+    expect(page.locator("#explain-parts tbody tr")).to_have_count(8)  # 6 parts, score, k-th
     # the same by id, for the top hit
     [top] = memory.recall("TypeScript reports for the front-end team", user_id="ada", k=1)
     page.fill("#explain-id", top.fact.id)
@@ -269,7 +269,7 @@ def test_turns_tab_shows_what_reached_the_model_and_why(
         block = chat.locator("[data-trigger=block]")
         expect(block).to_contain_text("memory block at the thread's start")
         expect(block).to_contain_text(f"for “{said}”")
-        expect(block.locator(".recalled li").first).to_contain_text("relevant")
+        expect(block.locator(".recalled li").first).to_contain_text("core")  # a standing preference
         tool = chat.locator("[data-trigger=tool]")
         expect(tool).to_contain_text("recall tool")
         expect(tool.locator(".recalled")).to_contain_text("喜欢用中文写周报")
