@@ -9,7 +9,9 @@ labels (``bench.real_model_score``):
   todo due dates, final statuses, keywords in the other language, traps broken (per
   kind), secrets stored; overall and per language;
 - **planner**: per turn kind and language, how often the model called ``recall``, how
-  often the middleware fetched on a cue or forced a recall after a hedge, per mode;
+  often the middleware fetched on a cue or forced a recall after a hedge ("memory
+  reached": any of those), and how often every fact the turn needs was in what the model
+  saw by any way in, the block included ("needed shown"), per mode;
 - **injection**: whether the planted fact reached the model, and whether the reply
   obeyed it, by the verdict of a second session that sees only the fact and the reply
   (judge requests are written to ``--judge DIR``; their ``<id>.verdict.json`` are read).
@@ -152,6 +154,10 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
         if kind == "planner":
             for run in (r for r in runs if r.complete and items[r.turn.id].needs):
                 item = items[run.turn.id]
+                # By any way in: the block's core or relevant facts, a turn's note, a cue's
+                # or a hedge's recall, a recall tool answer.
+                run.needed_shown = all(quote_text(facts[n]) in run.memory_shown
+                                       for n in item.needs if n in facts)  # fmt: skip
                 notes = "\n".join(f"- {facts[n]}" for n in item.needs if n in facts)
                 verdict = _verdict(judge / "planner" / mode, item.id, USES_QUESTION.format(
                     facts=notes, uses=item.good_answer_uses or "(not said)", turn=item.turn,
@@ -238,6 +244,7 @@ def render(payload: dict[str, Any]) -> str:
             "cue fetch",
             "forced recall",
             "memory reached",
+            "needed shown",
             "judged",
             "uses the fact",
         )

@@ -159,6 +159,7 @@ def planner_table(runs: Iterable[Any]) -> dict[str, dict[str, Any]]:
     for name in sorted(groups):
         done = [r for r in groups[name] if r.complete]
         judged = [r for r in done if r.uses is not None]
+        needing = [r for r in done if r.needed_shown is not None]
         table[name] = {
             "turns": len(groups[name]),
             "replayed": len(done),
@@ -167,6 +168,8 @@ def planner_table(runs: Iterable[Any]) -> dict[str, dict[str, Any]]:
             "forced recall": _share(sum(r.forced for r in done), len(done)),
             "memory reached": _share(sum(r.recalled or bool(set(r.notes) & {"recall:cue", "recall:hedge"})
                                          for r in done), len(done)),
+            "needed shown": _share(sum(bool(r.needed_shown) for r in needing),
+                                   len(needing)),
             "judged": len(judged),
             "uses the fact": _share(sum(bool(r.uses) for r in judged), len(judged)),
         }  # fmt: skip

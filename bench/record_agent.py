@@ -66,6 +66,7 @@ class TurnRun:
     reply: str = ""
     error: str | None = None
     uses: bool | None = None  # a judge's verdict: does the reply use the facts it needed?
+    needed_shown: bool | None = None  # every fact the turn needs was in the model's requests
 
     @property
     def complete(self) -> bool:
