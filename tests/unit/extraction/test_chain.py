@@ -59,7 +59,7 @@ def test_the_shipped_prompt_renders_with_every_variable() -> None:
     messages = spec.render(**prepare(WINDOW, []).inputs)
     assert [role for role, _ in messages] == ["system", "human"]
     assert '"facts": [' in messages[0][1]  # literal braces survive rendering
-    assert spec.label == "extract@6"
+    assert spec.label == "extract@7"
 
 
 def test_text_replies_are_parsed_and_usage_recorded() -> None:
@@ -113,7 +113,7 @@ def test_a_prompt_override_directory_changes_the_version(tmp_path: Path) -> None
     shipped = Path(__file__).resolve().parents[3] / "prompts" / "extract.yaml"
     text = shipped.read_text(encoding="utf-8").replace('version: "6"', 'version: "6-test"')
     (tmp_path / "extract.yaml").write_text(text, encoding="utf-8")
-    assert load_prompt("extract", tmp_path).label == "extract@6-test"
+    assert load_prompt("extract", tmp_path).label == "extract@7-test"
     (tmp_path / "extract.yaml").write_text(
         text.replace("{conversation}", "{chat}"), encoding="utf-8"
     )
