@@ -286,7 +286,7 @@ def render(results: dict[str, Any]) -> str:
         "writes a call of up to 1,000 facts as one step (one directory write, one revision "
         "claim; larger calls embed the next step while one is written); records carry no document and only "
         "the keys reads filter on; imports write many users per Chroma call and keep the vectors "
-        "an export carries (docs/architecture.md, \"Writes\"; in `import-carried` the baseline "
+        "an export carries (docs/decisions/0070-write-steps-and-per-call-costs.md; in `import-carried` the baseline "
         "ignores the vectors and embeds); USE encodes its micro-batches on several threads of one "
         "BLAS thread each (no OpenBLAS spin-waits; same vectors), a call's ids are listed in the "
         "directory while it is embedded, and the secret rules run only on texts holding one of "

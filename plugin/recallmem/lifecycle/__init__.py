@@ -1,8 +1,8 @@
 """A memory's metabolism: facts that age, expire, merge and are copied between scopes.
 
-``decay`` and ``expiry`` are pure rules over a fact and a time, below retrieval (the
-hot index ranks and filters with them); ``plan``, ``journal`` and ``maintenance`` sit
-beside extraction and reach the facts through the repository, as do ``consolidation``
-and ``copying``. This package imports nothing itself, so the index can use the rules
-without loading the maintenance run.
+The pure rules over a fact and a time (decay, expiry) live below retrieval, in
+:mod:`recallmem.facts` (the hot index ranks and filters with them); here sit the
+maintenance plan, its journal and run, consolidation, the keying step and copies,
+beside extraction, reaching the facts through the repository. This package imports
+nothing itself.
 """

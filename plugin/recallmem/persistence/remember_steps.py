@@ -45,7 +45,7 @@ log = logging.getLogger("recallmem.store")
 # a step written beside the next one's embedding takes a core from it. One step per call
 # of up to 1,000 facts (the size merge_batch compares as one matrix) was about 10 % faster
 # in wall time and CPU than steps of 50, and still no slower once USE ran one BLAS thread
-# per micro-batch (docs/architecture.md, "Writes").
+# per micro-batch (docs/decisions/0070-write-steps-and-per-call-costs.md).
 WRITE_STEP = 1000
 
 

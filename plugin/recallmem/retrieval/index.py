@@ -4,7 +4,7 @@ One user's facts live here as a numpy matrix of unit vectors plus derived arrays
 (status, agent, category, confidence, age) and a lexical index, rebuilt lazily after a
 change. Searching one user's few hundred facts this way takes well under a
 millisecond, where a filtered Chroma query over a shared collection takes 100+ ms
-(docs/architecture.md). An index only ever holds one user's facts.
+(docs/decisions/0078-ranking.md). An index only ever holds one user's facts.
 """
 
 from __future__ import annotations

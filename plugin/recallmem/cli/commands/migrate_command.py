@@ -1,5 +1,5 @@
 """``recallmem migrate``: move a store of the single-collection layout to a collection
-per user (docs/architecture.md, "Storage layout")."""
+per user (docs/decisions/0003-storage-layout.md)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Records of schema 1 (every store written before schema 2) kept the content as Ch
 document and eight more scalar keys that no read used; they still decode. Schema 2 writes
 no document: Chroma indexes every document for full-text search at each write, and
 recallmem never searches it, so that index and the unused keys were about a third of a
-write's cost in Chroma (docs/architecture.md, "Writes").
+write's cost in Chroma (docs/decisions/0070-write-steps-and-per-call-costs.md).
 
 >>> from recallmem.types import Fact
 >>> fact = Fact(content="Uses TypeScript", category="knowledge", user_id="u1")

@@ -25,8 +25,7 @@ DISK_RESERVE_BYTES = 1024 * 1024
 WRITE_AMPLIFICATION = 8
 # What Chroma 1.5 says of a collection whose vector index files were saved by a process
 # killed before it saved their id map and log position: replaying the log then deletes
-# or reads labels the files no longer hold (docs/architecture.md, "A vector index a
-# crash left behind its records").
+# or reads labels the files no longer hold (docs/decisions/0009-broken-vector-index.md).
 _BROKEN_INDEX_TEXT = (
     "failed to apply logs to the hnsw segment",
     "error getting embedding",

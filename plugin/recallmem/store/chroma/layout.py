@@ -1,7 +1,7 @@
 """Where facts live in Chroma: one collection per user, and a directory of fact ids.
 
 Loading a user must cost what that user holds, not what the store holds
-(docs/architecture.md, "Storage layout", with the measurements). So each user's facts
+(docs/decisions/0003-storage-layout.md, with the measurements). So each user's facts
 are a collection of their own, ``<prefix>_u<hash of the user id>``, read whole; and
 ``<prefix>_ids`` maps every fact id to its user (one small record per fact, no
 text), for the few lookups that come without a user (a fact id from the CLI or the

@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 
 # Recall never searches Chroma's index (each process ranks a user's facts in its own,
-# docs/architecture.md), but Chroma builds one on every write: a sparse graph with a short
+# docs/decisions/0078-ranking.md), but Chroma builds one on every write: a sparse graph with a short
 # search made a 100-fact upsert into 50k facts 2.2x faster (143 against 313 ms). Saved
 # every ten records, a user leaves at most nine rows in the log for a cold open to replay.
 USER_HNSW = {

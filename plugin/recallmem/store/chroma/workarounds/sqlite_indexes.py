@@ -9,7 +9,7 @@ segments per collection, and about one log row per collection (Chroma keeps a
 collection's last log record, with its vector, after persisting it). So every Chroma
 call paid for every user: at 100k facts (1,000 users) a user's first read took 10 ms
 before its rows were read and a repeated read 1.4 ms; with these indexes 4.5 and
-0.6 ms (docs/architecture.md, "Storage layout").
+0.6 ms (docs/decisions/0003-storage-layout.md).
 
 The indexes change no data and no query's answer, only how SQLite finds rows: Chroma
 keeps them up to date as it does its own. They are added when an embedded store is

@@ -2,7 +2,7 @@
 
 Chroma applies each write to its log right away; rows still unapplied at the next open
 come from a write that failed after its log append (a disk that filled up between
-recallmem's room check and Chroma's write, docs/architecture.md). Chroma applies them
+recallmem's room check and Chroma's write, docs/decisions/0007-full-disk.md). Chroma applies them
 at its first read, so a write that was reported as failed then appears. This count is
 how that is reported instead of going unnoticed. It is read by a short child process,
 read-only, before Chroma opens the file (Chroma links its own SQLite; see scrub).
