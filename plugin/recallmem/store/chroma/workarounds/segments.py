@@ -4,8 +4,9 @@ Chroma 1.5 saves a collection's vector index files before their id map and the l
 position they reflect; a process killed in between leaves files that no longer match,
 and from then on every read of the collection fails (Chroma replays its log into them
 first). The records themselves are intact in Chroma's metadata segment, so maintenance
-rebuilds the collection from them (docs/decisions/0009-broken-vector-index.md). This module reads them: the metadata segment's rows, then the log
-rows that segment had not applied yet.
+rebuilds the collection from them (docs/decisions/0009-broken-vector-index.md). This
+module reads them: the metadata segment's rows, then the log rows that segment had not
+applied yet.
 
 Chroma's file is read by a short child process (store/chroma/workarounds/sqlite_child.py says why).
 
