@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.real_model_score import extraction_table, planner_table, score_conversation
+from bench.real_model_score import extraction_table, found_by, planner_table, score_conversation
 from bench.record_extraction import RECORDED
 from bench.record_sets import blind_dir, load_conversations
 from bench.report import (
@@ -113,6 +113,7 @@ def measure_extraction(embeddings: Any, recorded: Path, quick: bool = False) -> 
 
     conversations = load_conversations()[: 3 if quick else None]
     scores, waiting, keys, errors = {}, 0, set(), []
+    unsaid = {"refused": 0, "true": 0}  # the specifics rule's refusals; "true": an expected fact
     for conversation in conversations:
         run = replay_conversation(conversation, embeddings=embeddings, recordings=recorded)
         keys |= {k for day in run.keys for k in day}
@@ -120,8 +121,11 @@ def measure_extraction(embeddings: Any, recorded: Path, quick: bool = False) -> 
         errors += [f"{run.id} {e}" for e in run.errors]
         if run.complete:
             scores[run.id] = score_conversation(conversation, run.facts)
+            expected = [e.model_dump() for e in conversation.expected.facts]
+            unsaid["refused"] += len(run.unsaid)
+            unsaid["true"] += sum(any(found_by(e, c) for e in expected) for c in run.unsaid)
     languages = {c.id: c.language for c in conversations}
-    return {"table": extraction_table(scores, languages), "complete": len(scores),
+    return {"table": extraction_table(scores, languages), "complete": len(scores), "unsaid": unsaid,
             "conversations": len(conversations), "waiting": waiting, "errors": errors,
             "keys": sorted(keys), "per_conversation": scores}  # fmt: skip
 
@@ -199,7 +203,7 @@ def _numbers(payload: dict[str, Any]) -> dict[str, Any]:
     extraction = payload["extraction"]
     return {
         "requests": payload["requests"], "models": payload["models"], "waiting": payload["waiting"],
-        "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting")}
+        "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting", "unsaid")}
         | {"errors": len(extraction["errors"])},
         "planner": payload["planner"]["modes"],
         "injection": {mode: {"turns": len(rows), "shown": sum(r["shown"] for r in rows.values()),
@@ -235,6 +239,12 @@ def render(payload: dict[str, Any]) -> str:
         traps = table["all"]["traps"]
         parts.append("\nTraps (must not be stored) broken:\n\n" + markdown_table(
             ("kind", "n", "broken"), [[k, v["n"], v["broken"]] for k, v in traps.items()]))  # fmt: skip
+        unsaid = payload["extraction"]["unsaid"]
+        parts.append(
+            f"\nThe specifics rule (a fact's numbers, addresses and names must be in what the "
+            f"user said) refused {unsaid['refused']} proposed fact(s); {unsaid['true']} of them "
+            "said an expected fact (a true fact refused)."
+        )
     for mode, rows in payload["planner"]["modes"].items():
         parts.append(f"\n**Planner**, mode `{mode}` (shares of the turns replayed):\n")
         cols = (

@@ -33,11 +33,16 @@ class ConversationRun:
     waiting: list[str] = field(default_factory=list)  # keys without a recording
     errors: list[str] = field(default_factory=list)  # windows that failed for another reason
     facts: list[Any] = field(default_factory=list)  # every stored fact, all statuses
+    unsaid: list[str] = field(default_factory=list)  # refused by the specifics rule
 
     @property
     def complete(self) -> bool:
         """Whether every day was extracted from recordings."""
         return self.days_done == self.days
+
+
+# How the specifics rule (recallmem.extraction.specifics) words its refusals.
+UNSAID_ENDINGS = ("which the user never said", "words never said)")
 
 
 def day_messages(conversation: Conversation, day: int) -> list[dict[str, str]]:
@@ -81,6 +86,8 @@ def replay_conversation(
                     run.waiting = waiting
                     break
                 run.errors += [f"day {day + 1}: {r.error}" for r in reports if r.error]
+                run.unsaid += [d.content for r in reports for d in r.dropped
+                               if d.reason.endswith(UNSAID_ENDINGS)]  # fmt: skip
                 run.days_done = day + 1
             run.facts = memory.list(user_id=conversation.user_id, status=None, limit=1000)
         finally:
