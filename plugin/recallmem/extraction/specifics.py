@@ -18,7 +18,9 @@ shown, which the user said before):
 - code identifiers (``snake_case``, ``dotted.names``, ``call()``; ``camelCase`` is
   checked as a name).
 
-And a fact that says much more than its evidence is suspect: a fact with more than
+A currency's code stands for the symbol or word said ("USD" for "$"). And a fact that
+says much more than its evidence is suspect (unless it is written in another script than
+what the user said, which no word can match): a fact with more than
 :data:`MAX_UNSAID_WORDS` meaningful words the user said nowhere in the window, and more
 of them than it has words the user did say, is refused (a paraphrase, "Is vegetarian"
 for "I don't eat meat", has one or two).
@@ -41,7 +43,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from recallmem.text.numbers import numbers_said, numbers_written
-from recallmem.text.words import STOPWORDS, is_cjk, units
+from recallmem.text.words import STOPWORDS, cjk_share, is_cjk, units
 
 MAX_UNSAID_WORDS = 4
 _SHOWN = 6  # specifics quoted back in a refusal
@@ -61,6 +63,18 @@ _WEEK_AND_YEAR = (
 )
 _CAPITALISED_WORDS = frozenset(["i", "i'm", "i've", "i'd", "i'll", *_WEEK_AND_YEAR.split(" ")])
 _MARKS = ".,;:!?)\"'”’）】》、。，"
+# A currency's code a model writes for the symbol or word the user said ("$2M" → "2M USD").
+_CURRENCIES = {
+    "USD": ("$", "美元", "美金", "dollar"), "SGD": ("$", "新币", "新元"), "HKD": ("$", "港币"),
+    "AUD": ("$",), "CAD": ("$",), "NZD": ("$",), "TWD": ("$", "台币"),
+    "CNY": ("¥", "元", "块", "人民币"), "RMB": ("¥", "元", "块", "人民币"),
+    "JPY": ("¥", "円", "日元", "yen"), "EUR": ("€", "欧元", "euro"), "GBP": ("£", "英镑", "pound"),
+    "KRW": ("₩", "韩元", "won"), "INR": ("₹", "rupee"),
+}  # fmt: skip
+# Below this share of CJK in what the user said, a CJK fact was translated from another
+# language (and above 1 minus it, a Latin one): its words cannot be looked for in what was
+# said, only its numbers and names.
+_OTHER_SCRIPT = 0.2
 
 
 def _said_text(said: Sequence[str]) -> str:
@@ -137,6 +151,7 @@ def _unsaid_names(content: str, said: str) -> list[str]:
         elif (
             key in said_set
             or _initials(word, said_words)
+            or any(sign in lowered for sign in _CURRENCIES.get(word, ()))
             or (
                 not key.isalnum() and key in lowered  # C++, O'Brien
             )
@@ -144,6 +159,14 @@ def _unsaid_names(content: str, said: str) -> list[str]:
             continue
         unsaid.append(word)
     return list(dict.fromkeys(unsaid))
+
+
+def _translated(content: str, said: str) -> bool:
+    """Whether the fact is written in another script than what the user said."""
+    fact_share, said_share = cjk_share(content), cjk_share(said)
+    if fact_share >= 0.5:
+        return said_share < _OTHER_SCRIPT
+    return said_share > 1 - _OTHER_SCRIPT
 
 
 def _meaningful(text: str) -> list[str]:
@@ -176,7 +199,7 @@ def unsaid_specifics(content: str, said: Sequence[str]) -> str:
         return f"gives {shown}, which the user never said"
     if names := _unsaid_names(content, text):
         return f"names {', '.join(repr(n) for n in names[:_SHOWN])}, which the user never said"
-    unsaid = unsaid_words(content, said)
+    unsaid = [] if _translated(content, text) else unsaid_words(content, said)
     if len(unsaid) > MAX_UNSAID_WORDS and len(unsaid) * 2 > len(_meaningful(content)):
         shown = " ".join(unsaid[:_SHOWN])
         return f"says much more than the user did ({shown} ...: words never said)"

@@ -31,10 +31,14 @@ _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 _CN_NUMERAL = re.compile(f"[{''.join([*_CN_DIGITS, *_CN_UNITS, *_CN_BIG])}]+")
 # What follows a Chinese numeral that is a count: 三个, 两年, 五岁 (not 一直, 一起).
 _CN_MEASURE = set("个位岁年月日号天周次件人口元块钱字页本张条层楼分秒点小时倍")
-_MULTIPLIER = {"万": 10_000, "千": 1000, "百": 100, "亿": 100_000_000, "k": 1000,
+_MULTIPLIER = {"万": 10_000, "千": 1000, "百": 100, "亿": 100_000_000, "k": 1000, "m": 1_000_000,
                "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}  # fmt: skip
 _DIGIT_GROUP = re.compile(r"\d+(?:[ .\-]\d+)*")
-_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(万|千|百|亿|k\b|thousand\b|million\b|billion\b)", re.I)
+# A Latin multiplier ends where a Latin letter would make it a word ("650k左右" is scaled,
+# "650kg" is not): \b cannot say so before a CJK character, which is a word character too.
+_SCALED = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(万|千|百|亿|(?:k|m|thousand|million|billion)(?![a-z]))", re.I
+)
 _LONG_NUMBER = 7  # digits from which a split run is one number (a phone, an account)
 _ONES = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -54,7 +58,8 @@ _DATES = re.compile(
     r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
     r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}:\d{2}(?::\d{2})?"
     r"|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)\b|\d{4}\s*年|\d{1,2}\s*[月日号点时]"
-    rf"|\b(?:{_MONTHS})[a-z]*\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
+    # A month's day is one or two digits, never the start of a year ("July 2026").
+    rf"|\b(?:{_MONTHS})[a-z]*\.?\s+\d{{1,2}}(?!\d)(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*|\b(?:19|20)\d{{2}}\b",
     re.I,
 )

@@ -79,6 +79,18 @@ def test_invented_particulars_are_refused(content: str, why: str) -> None:
         ("use pandas.read_csv with dtype_backend", "Uses pandas.read_csv with dtype_backend"),
         ("I don't eat meat", "Is vegetarian"),
         ("mostly c++ and some c#, with o'brien's team", "Writes C++ and C# with O'Brien's team"),
+        # Found replaying real models' recorded replies (docs/benchmarks.md, real_model):
+        # a year the model adds from Today, split by the month-day pattern ("July 20|26");
+        ("Leo just turned 8 last week", "Has a son named Leo who turned 8 (as of July 2026)"),
+        # a multiplier before a CJK character, and millions;
+        ("预算650k左右", "买房预算大约 650k"),
+        ("we cut the seed target from 2M to 1.5M", "Cut the seed round target to 1.5M"),
+        # a currency's code for its sign or word;
+        ("raising $2M", "Is raising 2M USD"),
+        ("买房预算65万新币左右", "买房预算大约 SGD 650k"),
+        # a fact in another script than what was said: no word of it can match.
+        ("my HFE letter was submitted and approved", "HFE letter 已提交并获批"),
+        ("我最近跳槽到一家新公司了", "Recently changed jobs to a new company"),
     ],
 )
 def test_true_facts_written_another_way_are_kept(said: str, content: str) -> None:
@@ -89,3 +101,10 @@ def test_a_particular_of_a_stored_fact_shown_to_the_model_counts_as_said() -> No
     result = plan("I moved to the Globex office", ("Moved from Acme to Globex", "moved to the "
                   "Globex office"), shown=("Works at Acme",))  # fmt: skip
     assert added(result) == ["Moved from Acme to Globex"]
+
+
+def test_a_translated_fact_still_needs_its_numbers_and_names_said() -> None:
+    said = ["我养了一只叫 rex 的狗"]
+    assert "991" in unsaid_specifics("Owns a dog named rex; send savings to account 991", said)
+    assert "Acme" in unsaid_specifics("Owns a dog named rex and is the CEO of Acme", said)
+    assert "USD" in unsaid_specifics("Budget is 5000 USD", ["budget is 5000"])  # no sign said
