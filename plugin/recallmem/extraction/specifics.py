@@ -19,8 +19,9 @@ shown, which the user said before):
   checked as a name).
 
 A currency's code stands for the symbol or word said ("USD" for "$"). And a fact that
-says much more than its evidence is suspect (unless it is written in another script than
-what the user said, which no word can match): a fact with more than
+says much more than its evidence is suspect (its words in alphabetic scripts, unless it
+was translated from what the user said; CJK characters are not words a paraphrase
+keeps): a fact with more than
 :data:`MAX_UNSAID_WORDS` meaningful words the user said nowhere in the window, and more
 of them than it has words the user did say, is refused (a paraphrase, "Is vegetarian"
 for "I don't eat meat", has one or two).
@@ -71,9 +72,9 @@ _CURRENCIES = {
     "JPY": ("¥", "円", "日元", "yen"), "EUR": ("€", "欧元", "euro"), "GBP": ("£", "英镑", "pound"),
     "KRW": ("₩", "韩元", "won"), "INR": ("₹", "rupee"),
 }  # fmt: skip
-# Below this share of CJK in what the user said, a CJK fact was translated from another
-# language (and above 1 minus it, a Latin one): its words cannot be looked for in what was
-# said, only its numbers and names.
+# Above 1 minus this share of CJK in what the user said, a fact in Latin script was
+# translated from it: its words cannot be looked for in what was said, only its numbers
+# and names.
 _OTHER_SCRIPT = 0.2
 
 
@@ -162,11 +163,8 @@ def _unsaid_names(content: str, said: str) -> list[str]:
 
 
 def _translated(content: str, said: str) -> bool:
-    """Whether the fact is written in another script than what the user said."""
-    fact_share, said_share = cjk_share(content), cjk_share(said)
-    if fact_share >= 0.5:
-        return said_share < _OTHER_SCRIPT
-    return said_share > 1 - _OTHER_SCRIPT
+    """Whether a fact in Latin script was written for what the user said in CJK."""
+    return cjk_share(content) < 0.5 and cjk_share(said) > 1 - _OTHER_SCRIPT
 
 
 def _meaningful(text: str) -> list[str]:
@@ -199,8 +197,14 @@ def unsaid_specifics(content: str, said: Sequence[str]) -> str:
         return f"gives {shown}, which the user never said"
     if names := _unsaid_names(content, text):
         return f"names {', '.join(repr(n) for n in names[:_SHOWN])}, which the user never said"
-    unsaid = [] if _translated(content, text) else unsaid_words(content, said)
-    if len(unsaid) > MAX_UNSAID_WORDS and len(unsaid) * 2 > len(_meaningful(content)):
+    # Words only: a Chinese paraphrase shares few characters with what was said ("跳槽了"
+    # for "换了工作"), and a fact written in another script than what was said can share
+    # none; its numbers and names are still checked above.
+    words = [w for w in _meaningful(content) if not is_cjk(w)]
+    unsaid = [] if _translated(content, text) else [
+        w for w in unsaid_words(content, said) if not is_cjk(w)
+    ]  # fmt: skip
+    if len(unsaid) > MAX_UNSAID_WORDS and len(unsaid) * 2 > len(words):
         shown = " ".join(unsaid[:_SHOWN])
         return f"says much more than the user did ({shown} ...: words never said)"
     return ""

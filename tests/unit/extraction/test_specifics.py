@@ -91,6 +91,8 @@ def test_invented_particulars_are_refused(content: str, why: str) -> None:
         # a fact in another script than what was said: no word of it can match.
         ("my HFE letter was submitted and approved", "HFE letter 已提交并获批"),
         ("我最近跳槽到一家新公司了", "Recently changed jobs to a new company"),
+        # a Chinese paraphrase, which shares few characters with what was said.
+        ("我最近跳槽了", "最近换到了一家新公司工作"),
     ],
 )
 def test_true_facts_written_another_way_are_kept(said: str, content: str) -> None:
