@@ -15,21 +15,17 @@ True
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.layout import hashed_id
 
 _VECTOR = [1.0]  # records are read by id and metadata only; Chroma requires a vector
 
 
-def _key(user_id: str) -> str:
-    return hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
-
-
 def copy_link_id(source: str, destination: str) -> str:
     """The record saying ``destination`` holds copies of ``source``'s facts."""
-    return f"copies:{_key(source)}:{_key(destination)}"
+    return f"copies:{hashed_id(source)}:{hashed_id(destination)}"
 
 
 class CopyLinks:
@@ -44,17 +40,17 @@ class CopyLinks:
         with store_errors("record a copy between users", self._where):
             self._records.upsert(
                 ids=[copy_link_id(source, destination)], embeddings=[_VECTOR],
-                metadatas=[{"user_id": destination, "copies_of": _key(source)}],
+                metadatas=[{"user_id": destination, "copies_of": hashed_id(source)}],
             )  # fmt: skip
 
     def holders(self, source: str) -> list[str]:
         """The users holding copies of ``source``'s facts."""
         with store_errors("read the copies of a user", self._where):
-            got = self._records.get(where={"copies_of": {"$eq": _key(source)}},
+            got = self._records.get(where={"copies_of": {"$eq": hashed_id(source)}},
                                     include=["metadatas"])  # fmt: skip
         return sorted({str(m["user_id"]) for m in got["metadatas"] or []})
 
     def forget(self, source: str) -> None:
         """Delete the records of ``source``'s copies (once they name it no more)."""
         with store_errors("delete the copy records of a user", self._where):
-            self._records.delete(where={"copies_of": {"$eq": _key(source)}})
+            self._records.delete(where={"copies_of": {"$eq": hashed_id(source)}})

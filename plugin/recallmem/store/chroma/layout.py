@@ -37,11 +37,17 @@ DIRECTORY_HNSW = {"space": "cosine", "ef_construction": 10, "max_neighbors": 4}
 _HANDLES = 1024  # collection handles kept per process (a few hundred bytes each)
 
 
+def hashed_id(text: str) -> str:
+    """A user id (or scope) as it is written into Chroma's names and record ids: fixed
+    length and alphabet, so no id can be crafted to read as another's, and none of a
+    user survives in Chroma's log after the user's records are deleted."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
 def user_collection(prefix: str, user_id: str) -> str:
     """The name of the user's collection (Chroma names allow neither every character
     nor every length a user id may have, so the id is hashed)."""
-    digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
-    return f"{prefix}_u{digest}"
+    return f"{prefix}_u{hashed_id(user_id)}"
 
 
 class Collections:

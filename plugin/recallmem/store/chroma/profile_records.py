@@ -6,11 +6,11 @@ and a user id is often an e-mail address. Profiles written before were under the
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.layout import hashed_id
 from recallmem.types import Profile
 
 _VECTOR = [1.0]  # the scopes collection is looked up by id only
@@ -50,7 +50,5 @@ class ProfileRecords:
 
 
 def _profile_id(user_id: str, agent_id: str | None, *, legacy: bool = False) -> str:
-    # Hashed as revision ids are (store/chroma/revisions.py).
     scope = json.dumps([user_id, agent_id])
-    hashed = hashlib.blake2b(scope.encode(), digest_size=16).hexdigest()
-    return "profile:" + (scope if legacy else hashed)
+    return "profile:" + (scope if legacy else hashed_id(scope))

@@ -43,13 +43,13 @@ look, never a wrong answer.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from recallmem.errors import StoreError
 from recallmem.store.chroma.failures import store_errors
+from recallmem.store.chroma.layout import hashed_id
 
 HEAD_EVERY = 16  # claims between rewrites of the head hint
 CHUNK = 64  # numbers trimmed together (store/chroma/revisions.py: markers)
@@ -226,7 +226,7 @@ def _run(user_id: str, numbers: range, found: Collection[str]) -> int:
 
 
 def _slot_id(user_id: str, number: int) -> str:
-    return f"seq:{_key(user_id)}:{number}"
+    return f"seq:{hashed_id(user_id)}:{number}"
 
 
 def _chunk_slots(user_id: str, chunks: range) -> list[str]:
@@ -238,13 +238,8 @@ def _mark_id(user_id: str, number: int) -> str:
 
 
 def _chunk_mark(user_id: str, chunk: int) -> str:
-    return f"trim:{_key(user_id)}:{chunk}"
+    return f"trim:{hashed_id(user_id)}:{chunk}"
 
 
 def _head_id(user_id: str) -> str:
-    return f"head:{_key(user_id)}"
-
-
-def _key(user_id: str) -> str:
-    # Fixed length and alphabet: no id can be crafted to read as another's number.
-    return hashlib.blake2b(user_id.encode("utf-8"), digest_size=16).hexdigest()
+    return f"head:{hashed_id(user_id)}"
