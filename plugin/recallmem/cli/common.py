@@ -7,20 +7,31 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from recallmem.config import MemoryConfig
     from recallmem.memory import Memory
 
 Handler = Callable[[argparse.Namespace, TextIO], int]
 Subparsers = Any  # argparse's _SubParsersAction is private
 
 
+def config_from(
+    args: argparse.Namespace, names: Sequence[str] = ("home",), **settings: Any
+) -> MemoryConfig:
+    """The configuration, with each option of ``names`` the command line gave (``--home``
+    by default) over the environment's."""
+    from recallmem.config import MemoryConfig
+
+    for name in names:
+        if value := getattr(args, name, None):
+            settings[name] = value
+    return MemoryConfig(**settings)
+
+
 def open_memory(args: argparse.Namespace, **settings: Any) -> Memory:
     """The Memory under ``--home`` (or the configured home)."""
-    from recallmem.config import MemoryConfig
     from recallmem.memory import Memory
 
-    if args.home:
-        settings["home"] = args.home
-    return Memory(MemoryConfig(**settings))
+    return Memory(config_from(args, **settings))
 
 
 def scope_args(parser: argparse.ArgumentParser, *, user_required: bool = True) -> None:

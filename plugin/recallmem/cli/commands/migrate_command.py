@@ -4,28 +4,19 @@ per user (docs/decisions/0003-storage-layout.md)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
-from recallmem.cli.common import Subparsers
+from recallmem.cli.common import Subparsers, config_from
 
 
 def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
-    from recallmem.config import MemoryConfig
     from recallmem.store.chroma.migration import migrate_store
-
-    settings: dict[str, Any] = {}
-    if args.home:
-        settings["home"] = args.home
-    if args.chroma_url:
-        settings["chroma_url"] = args.chroma_url
-    if args.collection:
-        settings["collection"] = args.collection
 
     def progress(done: int, total: int) -> None:
         out.write(f"copied {done:,}/{total:,} facts\n")
         out.flush()
 
-    moved = migrate_store(MemoryConfig(**settings), progress)
+    moved = migrate_store(config_from(args, ("home", "chroma_url", "collection")), progress)
     if moved is None:
         out.write("nothing to migrate: the store already keeps a collection per user\n")
     else:

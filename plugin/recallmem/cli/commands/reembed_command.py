@@ -4,25 +4,21 @@ record (store/reembedding.py); the way to change ``RECALLMEM_EMBEDDER`` on a sto
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
-from recallmem.cli.common import Subparsers
+from recallmem.cli.common import Subparsers, config_from
 
 
 def cmd_reembed(args: argparse.Namespace, out: TextIO) -> int:
-    from recallmem.config import MemoryConfig
     from recallmem.store.chroma.reembedding import reembed_store
-
-    settings: dict[str, Any] = {}
-    for name in ("home", "chroma_url", "collection", "embedder"):
-        if getattr(args, name):
-            settings[name] = getattr(args, name)
 
     def progress(done: int, total: int) -> None:
         out.write(f"re-embedded {done:,}/{total:,} facts\n")
         out.flush()
 
-    report = reembed_store(MemoryConfig(**settings), progress=progress)
+    report = reembed_store(
+        config_from(args, ("home", "chroma_url", "collection", "embedder")), progress=progress
+    )
     if report is None:
         out.write("nothing to do: the store already uses these embeddings\n")
     else:
