@@ -162,8 +162,7 @@ class MemoryMiddleware(AgentMiddleware):
             raise ValueError(f"mode must be 'hybrid', 'tool' or 'auto', not {mode!r}")
         if extraction not in ("background", "inline"):
             raise ValueError(f"extraction must be 'background' or 'inline', not {extraction!r}")
-        self.memory, self.mode, self.extraction = memory, mode, extraction
-        self.confirm_below = confirm_below
+        self.memory, self.mode = memory, mode
         self.timezone, self._clock = timezone, clock or (lambda: datetime.now(UTC))
         folder = prompt_dir or memory.config.prompt_dir
         self._spec = load_memory_block_spec(folder)
