@@ -41,10 +41,6 @@ class ConversationRun:
         return self.days_done == self.days
 
 
-# How the specifics rule (recallmem.extraction.specifics) words its refusals.
-UNSAID_ENDINGS = ("which the user never said", "words never said)")
-
-
 def day_messages(conversation: Conversation, day: int) -> list[dict[str, str]]:
     """One day's messages as ``observe`` takes them, each with the time it was said."""
     return [
@@ -62,6 +58,7 @@ def replay_conversation(
 ) -> ConversationRun:
     """Extract the conversation's days in order, as far as there are recordings."""
     from recallmem import Memory, MemoryConfig
+    from recallmem.extraction.specifics import REFUSAL_ENDINGS
     from recallmem.testing import ReplayChatModel
 
     run = ConversationRun(conversation.id, days=len(conversation.days))
@@ -87,7 +84,7 @@ def replay_conversation(
                     break
                 run.errors += [f"day {day + 1}: {r.error}" for r in reports if r.error]
                 run.unsaid += [d.content for r in reports for d in r.dropped
-                               if d.reason.endswith(UNSAID_ENDINGS)]  # fmt: skip
+                               if d.reason.endswith(REFUSAL_ENDINGS)]  # fmt: skip
                 run.days_done = day + 1
             run.facts = memory.list(user_id=conversation.user_id, status=None, limit=1000)
         finally:

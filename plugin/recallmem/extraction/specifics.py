@@ -47,6 +47,9 @@ from recallmem.text.numbers import numbers_said, numbers_written
 from recallmem.text.words import STOPWORDS, cjk_share, is_cjk, units
 
 MAX_UNSAID_WORDS = 4
+_NEVER_SAID = "which the user never said"
+_WORDS_NEVER_SAID = "words never said)"
+REFUSAL_ENDINGS = (_NEVER_SAID, _WORDS_NEVER_SAID)  # how every refusal of this rule ends
 _SHOWN = 6  # specifics quoted back in a refusal
 _URL = re.compile(
     r"(?:https?://|www\.)[^\s<>\"'）)]+|\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}"
@@ -191,12 +194,12 @@ def unsaid_specifics(content: str, said: Sequence[str]) -> str:
     """Why ``content`` states what ``said`` (the user's messages) does not, or ""."""
     text = _said_text(said)
     if numbers := _unsaid_numbers(content, text):
-        return f"states {', '.join(numbers[:_SHOWN])}, which the user never said"
+        return f"states {', '.join(numbers[:_SHOWN])}, {_NEVER_SAID}"
     if addresses := _unsaid_addresses(content, text):
         shown = ", ".join(repr(a) for a in addresses[:_SHOWN])
-        return f"gives {shown}, which the user never said"
+        return f"gives {shown}, {_NEVER_SAID}"
     if names := _unsaid_names(content, text):
-        return f"names {', '.join(repr(n) for n in names[:_SHOWN])}, which the user never said"
+        return f"names {', '.join(repr(n) for n in names[:_SHOWN])}, {_NEVER_SAID}"
     # Words only: a Chinese paraphrase shares few characters with what was said ("跳槽了"
     # for "换了工作"), and a fact written in another script than what was said can share
     # none; its numbers and names are still checked above.
@@ -206,5 +209,5 @@ def unsaid_specifics(content: str, said: Sequence[str]) -> str:
     ]  # fmt: skip
     if len(unsaid) > MAX_UNSAID_WORDS and len(unsaid) * 2 > len(words):
         shown = " ".join(unsaid[:_SHOWN])
-        return f"says much more than the user did ({shown} ...: words never said)"
+        return f"says much more than the user did ({shown} ...: {_WORDS_NEVER_SAID}"
     return ""
