@@ -31,7 +31,7 @@ from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.retrieval.fusion import Scope, centre_of, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
-from recallmem.retrieval.newer_first import newer_first, states_change
+from recallmem.retrieval.newer_first import newer_first, states_change, states_correction
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text.words import has_cjk, mostly_cjk
@@ -64,6 +64,7 @@ class KeyedCandidates:
     plain: LexicalIndex
     with_keys: LexicalIndex
     changed: np.ndarray  # each fact states a change (retrieval.newer_first)
+    corrected: np.ndarray  # each fact is a correction
 
     @classmethod
     def build(cls, user: User, encoder: RunEncoder) -> KeyedCandidates:
@@ -90,6 +91,10 @@ class KeyedCandidates:
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
             plain=LexicalIndex(texts),
             with_keys=LexicalIndex(texts, keywords=keys),
+            corrected=np.array(
+                [states_correction(f.text) or f.category == "correction" for f in user.facts],
+                dtype=bool,
+            ),
             changed=np.array(
                 [states_change(f.text) or f.category == "correction" for f in user.facts],
                 dtype=bool,
@@ -141,7 +146,9 @@ def option_rank(
         window = mentioned_window(text, asked_now)
         scores = relevance(text, scope, lexical, lexicon, weights, window).scores
         if not option.endswith("-newer"):
-            scores = scores + newer_first(scores, kc.said_at, _vectors(kc, option), kc.changed)
+            scores = scores + newer_first(
+                scores, kc.said_at, _vectors(kc, option), kc.changed, corrected=kc.corrected
+            )
         return scores
 
     return rank

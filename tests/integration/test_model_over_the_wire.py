@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +106,12 @@ def test_extraction_calls_the_configured_endpoint_and_stores_its_reply(
 
 def _agent(home: Path) -> tuple[Memory, Any]:
     memory = Memory(MemoryConfig(home=home), embeddings=HashingEmbeddings())
-    memory.remember("Prefers reports written in Chinese", user_id="ada", category="preference")
-    memory.remember("Uses Neovim with a Lua config", user_id="ada", category="preference")
+    # A minute apart: facts stored at one instant tie, and their random ids would then
+    # order them, so the recorded request would match one run in two.
+    for minutes, content in ((2, "Prefers reports written in Chinese"),
+                             (1, "Uses Neovim with a Lua config")):  # fmt: skip
+        with time_machine.travel(AT - timedelta(minutes=minutes), tick=False):
+            memory.remember(content, user_id="ada", category="preference")
     return memory, create_agent(model=memory.model, middleware=[MemoryMiddleware(memory=memory)])
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -76,11 +76,21 @@ def _shown(text: str) -> str:
     return quote_text(redact(text))
 
 
-def _render_fact(ref: str, fact: Fact) -> str:
-    line = f"[{ref}] ({fact.category.value}, {fact.confidence:.2f}) {_shown(fact.content)}"
+def _render_fact(ref: str, fact: Fact, said: datetime) -> str:
+    line = f"[{ref}] ({fact.category.value}, {fact.confidence:.2f}{_end(fact, said)}) "
+    line += _shown(fact.content)
     if fact.source_error:
         line += f" — wrong approach: {_shown(fact.source_error)}"
     return line
+
+
+def _end(fact: Fact, said: datetime) -> str:
+    # A todo whose day has passed is shown as ended, so a window saying what became of
+    # it ("the lesson went well") can close it; its valid_until is the next midnight.
+    if fact.valid_until is None:
+        return ""
+    last = (fact.valid_until.astimezone(said.tzinfo) - timedelta(seconds=1)).date()
+    return f", {'ended' if fact.valid_until <= said else 'until'} {last.isoformat()}"
 
 
 def _render_profile(profile: Profile | None) -> str:
@@ -124,14 +134,16 @@ def prepare(
     "下周五" are counted from. ``agent_id`` names the assistant the user was talking to, so the
     model can tell the user's facts from that agent's own work.
     """
-    day = (today or utcnow()).date()
+    said = today or utcnow()
+    day = said.date()
     fact_refs = {f"F{n}": fact for n, fact in enumerate(related, 1)}
     cues = detect_signals(utterances, signals)
     cue_text = "; ".join(f'{kind} cue "{quote_text(span)}" in {ref}' for kind, span, ref in cues)
     inputs = {
         "today": f"{day.isoformat()} ({day.strftime('%A')})",
         "profile": _render_profile(profile),
-        "existing_facts": "\n".join(_render_fact(r, f) for r, f in fact_refs.items()) or "(none)",
+        "existing_facts": "\n".join(_render_fact(r, f, said) for r, f in fact_refs.items())
+        or "(none)",
         "signals": cue_text or "none",
         "conversation": _render_conversation(utterances),
         "agent": f'"{quote_text(agent_id, in_quotes=True)}"' if agent_id else NO_AGENT,

@@ -7,7 +7,7 @@ the prompt does not grow with the size of the memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from langchain_core.runnables import Runnable
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from recallmem.persistence.repository import FactRepository
 
 MAX_RELATED = 20  # stored facts shown to the model per window, whatever the memory's size
+# How long a fact past its date is still shown: a window saying what became of a todo
+# ("the talk went well", "I'm back from Shanghai") closes or supersedes it, days later.
+ENDED_SHOWN_DAYS = 30
 
 
 class Planner:
@@ -59,7 +62,8 @@ class Planner:
             user_id=scope.user_id,
             agent_id=scope.agent_id,
             k=self.max_related,
-            now=window.said,  # the facts that held when the words were said
+            # The facts that held when the words were said, and those that ended lately.
+            now=window.said - timedelta(days=ENDED_SHOWN_DAYS),
         )
         best: dict[str, tuple[float, Fact]] = {}
         for fact, score in (pair for row in rows for pair in row):

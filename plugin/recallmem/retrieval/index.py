@@ -24,7 +24,7 @@ from recallmem.retrieval.fusion import Centre, Scope, centre_of, nearest_cosine,
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.matched_key import matched_key
-from recallmem.retrieval.newer_first import newer_first, states_change
+from recallmem.retrieval.newer_first import newer_first, states_change, states_correction
 from recallmem.retrieval.ranking import Weights, top_k
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text.words import has_cjk, mostly_cjk
@@ -74,7 +74,7 @@ class _Derived:
         # lexical index: measured, their words lift top-1 on the development sets by 1.6
         # (docs/decisions/0040-search-keys.md). Lengths stay the content's.
         self._keywords = [(*f.keywords, *f.questions) for f in facts]
-        self._changes = [f.category is Category.CORRECTION for f in facts]
+        self._corrections = [f.category is Category.CORRECTION for f in facts]
 
     @cached_property
     def lexical(self) -> LexicalIndex:
@@ -82,9 +82,18 @@ class _Derived:
         return LexicalIndex(self._contents, keywords=self._keywords)
 
     @cached_property
+    def corrected(self) -> np.ndarray:
+        """Per fact: it corrects an earlier one (retrieval.newer_first)."""
+        said = (
+            c or states_correction(t)
+            for c, t in zip(self._corrections, self._contents, strict=True)
+        )
+        return np.fromiter(said, bool, len(self._contents))
+
+    @cached_property
     def changed(self) -> np.ndarray:
         """Per fact: it says that something changed (retrieval.newer_first)."""
-        said = (c or states_change(t) for c, t in zip(self._changes, self._contents, strict=True))
+        said = (c or states_change(t) for c, t in zip(self.corrected, self._contents, strict=True))
         return np.fromiter(said, bool, len(self._contents))
 
 
@@ -249,8 +258,8 @@ class UserIndex:
                 mentioned_window(query.text, now.astimezone(query.timezone)),
             )
             scores, parts, weights = scored.scores, scored.parts, scored.weights
-            newer = newer_first(scores, derived.said[rows], self._vectors,
-                                derived.changed[rows], None if every else rows)  # fmt: skip
+            newer = newer_first(scores, derived.said[rows], self._vectors, derived.changed[rows],
+                                None if every else rows, derived.corrected[rows])  # fmt: skip
             scores = scores + newer
             if query.min_score is not None:
                 scores = np.where(scores >= query.min_score, scores, -np.inf)

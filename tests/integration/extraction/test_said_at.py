@@ -124,23 +124,36 @@ def test_the_facts_shown_are_those_that_held_when_the_words_were_said(
     memory.flush()
 
     assert len(shown) == 1 and "性能优化方案" in shown[0]
+    assert shown[0].startswith("[F1] (todo, 0.95, until 2026-03-20) ")  # its last day, local
     (todo,) = memory.list(user_id="xu", status=None)
     assert todo.status.value == "done"
 
 
-def test_a_later_day_no_longer_sees_a_todo_whose_day_had_passed(
+def test_a_todo_whose_day_passed_is_shown_as_ended_for_a_month_and_can_be_closed(
     make_memory: MemoryFactory,
 ) -> None:
+    """Four days after its day, the window that says the plan went in still sees the
+    todo (marked ended) and closes it; six weeks after, it is no longer shown."""
     memory, model = make_memory([
         reply(fact("下周五前要交详情页性能优化方案", "todo", PLAN_DUE, valid_until="2026-03-20")),
+        reply(todos_done=["F1"]),
         reply(),
     ])  # fmt: skip
     memory.observe([{"role": "user", "content": PLAN_DUE, "said_at": said(10, 21)}],
                    user_id="xu", thread_id="d1", timezone="Asia/Shanghai")  # fmt: skip
-    memory.observe([{"role": "user", "content": "性能优化方案的事情还没定", "said_at": said(24, 20)}],
+    memory.observe([{"role": "user", "content": "性能优化方案上周交了，组长通过了",
+                     "said_at": said(24, 20)}],
                    user_id="xu", thread_id="d2", timezone="Asia/Shanghai")  # fmt: skip
     memory.flush()
-    assert "(none)" in model.requests[1][-1].text
+    (shown,) = [x for x in model.requests[1][-1].text.splitlines() if x.startswith("[F")]
+    assert shown.startswith("[F1] (todo, 0.95, ended 2026-03-20) ")
+    (todo,) = memory.list(user_id="xu", status=None)
+    assert todo.status.value == "done"
+
+    memory.observe([{"role": "user", "content": "性能优化方案还要再改一版", "said_at": said(1, 20, month=5)}],
+                   user_id="xu", thread_id="d3", timezone="Asia/Shanghai")  # fmt: skip
+    memory.flush()
+    assert "(none)" in model.requests[2][-1].text
 
 
 @pytest.mark.parametrize(

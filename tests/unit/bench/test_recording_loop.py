@@ -94,7 +94,7 @@ def test_extraction_is_rendered_day_by_day_and_scored(blind: Path, tmp_path: Pat
     shown = day2["messages"][-1]["content"]
     assert (
         "Today: 2026-03-16 (Monday)" in shown
-        and "[F1] (todo, 0.95) 下周五前要交性能优化方案" in shown
+        and "[F1] (todo, 0.95, until 2026-03-20) 下周五前要交性能优化方案" in shown
     )
     assert record.file_replies(out, recorded)[0] == 1
     assert render() == (2, 0)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from recallmem.retrieval.newer_first import NEWER_FIRST_TOP, newer_first, states_change
+from recallmem.retrieval.newer_first import (
+    NEWER_FIRST_TOP,
+    newer_first,
+    states_change,
+    states_correction,
+)
 
 
 @pytest.mark.parametrize(
@@ -25,10 +30,39 @@ def test_a_change_is_read_in_either_language(text: str) -> None:
         "女儿最近开始学画画",
         "Started learning to paint",
         "Changed her mind about the colour",
+        # Words of time alone: nothing older is replaced (decision 0041, the losses).
+        "Hurt his wrist at badminton and now wears a brace",
+        "Is lactose intolerant and drinks oat milk instead",
+        "左膝半月板以前受过伤",
+        "每周四上午在图书馆上英语课,现在是三级",
+        # A change still to come.
+        "打算明年把凯美瑞换成比亚迪汉",
+        "Plans to switch to Linux next year",
     ],
 )
-def test_additions_are_no_change(text: str) -> None:
+def test_additions_and_plans_are_no_change(text: str) -> None:
     assert not states_change(text)
+
+
+def test_a_correction_of_a_plan_is_a_change_and_says_it_corrects() -> None:
+    text = "Correction: they plan to move to Lisbon in May, not April"
+    assert states_change(text) and states_correction(text)
+    assert not states_correction("Switched the dashboards to Power BI")
+
+
+def test_a_correction_is_not_lifted_over_another_correction() -> None:
+    # Two corrections of different things read alike and are mutual nearest neighbours
+    # ("更正：生日是11月12号" and "Corrected: the team has 14 people"); as plain facts the
+    # same pair would be lifted.
+    vectors = _unit([1, 0.1, 0], [1, 0.3, 0], [0, 1, 0])
+    scores = np.array([0.8, 0.5, 0.6])
+    said = np.array([1.0, 2.0, 3.0])
+    changed = np.array([True, True, False])
+    assert newer_first(scores, said, vectors, changed)[1] > 0
+    both = np.array([True, True, False])
+    assert not newer_first(scores, said, vectors, changed, corrected=both).any()
+    only_new = np.array([False, True, False])
+    assert newer_first(scores, said, vectors, changed, corrected=only_new)[1] > 0
 
 
 def _unit(*rows: list[float]) -> np.ndarray:
