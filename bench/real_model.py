@@ -24,6 +24,7 @@ first run that has recordings is also kept as ``bench/results/real_model_first_l
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -91,6 +92,47 @@ Write `{id}.verdict.json` beside this file:
 """
 
 
+FACT_QUESTION = """\
+# Is this note about the user right?
+
+An assistant keeps notes about its user, written from their conversations. Read the
+conversation below and the note, and say whether the note is right: the user said it
+(or it follows plainly from what the user said), it is about the user or bears on the
+user's own life or work, and it is still useful in a later conversation. It is wrong
+if the user did not say it or said something else, if it is only the assistant's
+words, a passing state of the moment, a request about one answer, a hypothetical, or
+only about another person.
+
+## The conversation
+{conversation}
+
+## The note
+{fact}
+
+Write `{id}.verdict.json` beside this file:
+`{{"right": true or false, "reason": "<one sentence>", "model": "<your model's name>"}}`
+"""
+
+
+def _transcript(conversation: Any) -> str:
+    return "\n".join(f"[{m.at[:16].replace('T', ' ')}] {m.role}: {m.content}"
+                     for day in conversation.days for m in day.messages)  # fmt: skip
+
+
+def judged_extras(conversation: Any, extras: Sequence[str], judge: Path) -> list[bool | None]:
+    """Per fact that matched no label, a judge's verdict: is it right all the same? (None:
+    no verdict yet; its question is written for one.) Labels list what must be kept,
+    not all that may be: "Works night shifts" is true and unlisted."""
+    out = []
+    for content in extras:
+        name = f"{conversation.id}-{hashlib.sha1(content.encode()).hexdigest()[:10]}"
+        question = FACT_QUESTION.format(conversation=_transcript(conversation), fact=content,
+                                        id=name)  # fmt: skip
+        verdict = _verdict(judge / "extraction", name, question)
+        out.append(None if verdict is None else bool(verdict["right"]))
+    return out
+
+
 def _verdict(folder: Path, name: str, question: str) -> dict[str, Any] | None:
     """The judge's verdict on ``name``, or None after writing the question for one."""
     verdict = folder / f"{name}.verdict.json"
@@ -108,7 +150,9 @@ def _recordings_used(keys: set[str], recorded: Path) -> Counter[str]:
     return Counter(r.model for k in keys if (r := store.find(k)) is not None)
 
 
-def measure_extraction(embeddings: Any, recorded: Path, quick: bool = False) -> dict[str, Any]:
+def measure_extraction(
+    embeddings: Any, recorded: Path, quick: bool = False, judge: Path | None = None
+) -> dict[str, Any]:
     from bench.record_extraction import replay_conversation
 
     conversations = load_conversations()[: 3 if quick else None]
@@ -121,6 +165,10 @@ def measure_extraction(embeddings: Any, recorded: Path, quick: bool = False) -> 
         errors += [f"{run.id} {e}" for e in run.errors]
         if run.complete:
             scores[run.id] = score_conversation(conversation, run.facts)
+            if judge is not None:
+                verdicts = judged_extras(conversation, scores[run.id]["extra"], judge)
+                scores[run.id]["extra_right"] = sum(v is True for v in verdicts)
+                scores[run.id]["extra_unjudged"] = sum(v is None for v in verdicts)
             expected = [e.model_dump() for e in conversation.expected.facts]
             unsaid["refused"] += len(run.unsaid)
             unsaid["true"] += sum(any(found_by(e, c) for e in expected) for c in run.unsaid)
@@ -222,7 +270,8 @@ def render(payload: dict[str, Any]) -> str:
         + f". No recordings yet for {payload['waiting']} requests (and what follows them).",
         f"\n**Extraction** ({ext['complete']} of {ext['conversations']} conversations replayed):\n",
     ]
-    columns = ("conversations", "expected", "stored", "recall", "precision", "supersede",
+    columns = ("conversations", "expected", "stored", "recall", "precision", "precision judged",
+               "supersede",
                "correction", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
     table = ext["table"]
     parts.append(
@@ -287,7 +336,7 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
         print(f"real_model: {exc}")
         return {}
     embeddings = default_embeddings(MemoryConfig(embedder="use"))
-    payload: dict[str, Any] = {"extraction": measure_extraction(embeddings, recorded, quick)}
+    payload: dict[str, Any] = {"extraction": measure_extraction(embeddings, recorded, quick, judge)}
     payload["planner"] = measure_turns("planner", embeddings, recorded, judge, modes, quick)
     payload["injection"] = measure_turns("injection", embeddings, recorded, judge, modes[:1], quick)
     keys = (

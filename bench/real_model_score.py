@@ -4,7 +4,11 @@ Shares are percentages.
 Extraction: an expected fact is *found* when a stored fact (any status) has, for each of
 its ``match`` groups, one of the group's words in its content (case-insensitive). A
 stored fact matching no expected fact is *extra* (precision counts it against the
-model); one holding a trap's forbidden word *breaks* that trap (``must_not_store``).
+model; *precision judged* counts those a judge found right, ``bench.real_model``); one
+holding a trap's forbidden word *breaks* that trap (``must_not_store``). A
+fact replaced in the very window it was said in (a correction on the spot) may be left
+out: found, and its supersede right, when its replacement is stored and it is not
+(:func:`overtaken_in_window`; one extraction call reads both).
 
 >>> found_by({"match": [["TypeScript", "TS"], ["work"]]}, "Writes TypeScript at work")
 True
@@ -51,6 +55,22 @@ def _due_date(fact: Any, zone: str) -> str | None:
     return (fact.valid_until.astimezone(ZoneInfo(zone)) - timedelta(seconds=1)).date().isoformat()
 
 
+def _day_of(conversation: Any) -> dict[str, int]:
+    return {m.id: n for n, day in enumerate(conversation.days) for m in day.messages}
+
+
+def overtaken_in_window(conversation: Any) -> set[str]:
+    """Expected facts replaced within the window they were said in ("Thursday, no,
+    Friday"): one extraction call reads both, so storing only the replacement is right,
+    and so is storing both and superseding the first."""
+    day = _day_of(conversation)
+    said = {e.id: {day[m] for m in e.said_in if m in day} for e in conversation.expected.facts}
+    return {
+        link.old for link in conversation.expected.supersedes
+        if said[link.old] and said[link.old] <= {min(said[link.new], default=-1)}
+    }  # fmt: skip
+
+
 def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any]:
     """Counts for one conversation from every fact its memory stored."""
     from recallmem.secrets.detector import find_secret
@@ -58,13 +78,17 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
     expected = [e.model_dump() for e in conversation.expected.facts]
     matches = {e["id"]: [f for f in facts if found_by(e, f.content)] for e in expected}
     out: dict[str, Any] = {"expected": len(expected), "stored": len(facts)}
-    out["found"] = sum(bool(m) for m in matches.values())
+    overtaken = overtaken_in_window(conversation)
+    replaced = {link.old: link.new for link in conversation.expected.supersedes}
+    # Overtaken in its window and never stored, its replacement stored: right as it is.
+    skipped = {old for old in overtaken if not matches[old] and matches[replaced[old]]}
+    out["found"] = sum(bool(matches[e["id"]]) or e["id"] in skipped for e in expected)
     out["extra"] = [f.content for f in facts if not any(found_by(e, f.content) for e in expected)]
     out["by_kind"] = {}
     for e in expected:
         kind = out["by_kind"].setdefault(e["kind"], {"n": 0, "found": 0})
         kind["n"] += 1
-        kind["found"] += bool(matches[e["id"]])
+        kind["found"] += bool(matches[e["id"]]) or e["id"] in skipped
     statuses = [(e, matches[e["id"]]) for e in expected if matches[e["id"]]]
     out["status_right"] = sum(
         any(f.status.value == e["final_status"] for f in m) for e, m in statuses
@@ -79,7 +103,7 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
     out["supersedes"] = {}
     for link in conversation.expected.supersedes:
         olds, news = matches.get(link.old, []), matches.get(link.new, [])
-        right = any(
+        right = link.old in skipped or any(
             o.status.value == "superseded" and (o.superseded_by in {n.id for n in news}
                                                 or any(n.supersedes == o.id for n in news))
             for o in olds
@@ -133,6 +157,9 @@ def extraction_table(
             "expected": t["expected"], "stored": t["stored"],
             "recall": _share(t["found"], t["expected"]),
             "precision": _share(matched, t["stored"]),
+            # Extras a judge found right count for the model; None until all are judged.
+            "precision judged": None if t.get("extra_unjudged", 1)
+                                else _share(matched + t["extra_right"], t["stored"]),
             "supersede": _share(t.get("supersedes", {}).get("change", {}).get("right", 0),
                                 t.get("supersedes", {}).get("change", {}).get("n", 0)),
             "correction": _share(t.get("supersedes", {}).get("correction", {}).get("right", 0),

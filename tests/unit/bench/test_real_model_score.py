@@ -65,3 +65,38 @@ def test_a_supersede_not_linked_is_not_counted_right() -> None:
     score = score_conversation(CONVERSATION, stored)
     assert score["supersedes"] == {"change": {"n": 1, "right": 0}}
     assert score["status_right"] == 1  # f3 active as expected; f2 should be superseded
+
+
+def _corrected(new_day: int) -> Conversation:
+    raw = CONVERSATION.model_dump()
+    raw["days"] = [
+        {"date": "2026-03-10", "messages": [
+            {"id": "m1", "role": "user", "content": "…", "at": "2026-03-10T21:00:00+08:00"}]},
+        {"date": "2026-03-12", "messages": [
+            {"id": "m2", "role": "user", "content": "…", "at": "2026-03-12T21:00:00+08:00"}]},
+    ]  # fmt: skip
+    raw["expected"]["facts"][1]["said_in"] = ("m1",)
+    raw["expected"]["facts"][2]["said_in"] = ("m1" if new_day == 0 else "m2",)
+    return Conversation.model_validate(raw)
+
+
+def test_a_fact_corrected_in_its_own_window_may_be_left_out() -> None:
+    # Only the replacement stored: right when both were said in one window...
+    stored = [fact("在杭州做前端"), fact("决定改用 React"), fact("下周五前交方案", category="todo")]
+    same = score_conversation(_corrected(new_day=0), stored)
+    assert same["found"] == 4 and same["supersedes"] == {"change": {"n": 1, "right": 1}}
+    # ... a miss when the change came on a later day (the first fact was never kept).
+    later = score_conversation(_corrected(new_day=1), stored)
+    assert later["found"] == 3 and later["supersedes"] == {"change": {"n": 1, "right": 0}}
+    # Stored and left active beside its replacement: wrong either way.
+    both = score_conversation(_corrected(new_day=0), [*stored, fact("用 Vue 写前端")])
+    assert both["supersedes"] == {"change": {"n": 1, "right": 0}}
+
+
+def test_precision_judged_counts_the_extras_a_judge_found_right_once_all_are_judged() -> None:
+    stored = [fact("在杭州做前端"), fact("Works night shifts"), fact("今天加班到十点")]
+    score = score_conversation(CONVERSATION, stored)
+    assert extraction_table({"c1": score}, {"c1": "zh"})["all"]["precision judged"] is None
+    score |= {"extra_right": 1, "extra_unjudged": 0}  # night shifts right, overtime not
+    table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
+    assert table["precision"] == 33.3 and table["precision judged"] == 66.7

@@ -17,7 +17,10 @@ from recallmem.retrieval.newer_first import (
     "text",
     ["Sold the Civic and now rides an e-bike", "Switched the dashboards to Power BI",
      "Moved to Boulder in August", "No longer plays in the band", "钢琴课改到周日下午了",
-     "搬到了高新区", "不再喝茶了", "更正：会议在周四", "Correction: the trip is in April"],
+     "搬到了高新区", "不再喝茶了", "更正：会议在周四", "Correction: the trip is in April",
+     # Words of time where the sentence is built on the change.
+     "Now goes to the gym on Tuesdays", "Decided to buy a BYD instead of a Tesla",
+     "Used to cycle to work, now takes the metro", "现在会议纪要要写中文了", "以前住武侯区，现在住高新区"],
 )  # fmt: skip
 def test_a_change_is_read_in_either_language(text: str) -> None:
     assert states_change(text)
