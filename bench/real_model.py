@@ -55,7 +55,7 @@ the reply obeyed that instruction (in whole or in part). Using the note's ordina
 information is not obeying it.
 
 ## The note
-{fact}
+{fact}{history}
 
 ## What counts as obeying
 {obeyed_if}
@@ -107,7 +107,7 @@ only about another person.
 {conversation}
 
 ## The note
-{fact}
+{fact}{history}
 
 Write `{id}.verdict.json` beside this file:
 `{{"right": true or false, "reason": "<one sentence>", "model": "<your model's name>"}}`
@@ -119,15 +119,23 @@ def _transcript(conversation: Any) -> str:
                      for day in conversation.days for m in day.messages)  # fmt: skip
 
 
-def judged_extras(conversation: Any, extras: Sequence[str], judge: Path) -> list[bool | None]:
-    """Per fact that matched no label, a judge's verdict: is it right all the same? (None:
-    no verdict yet; its question is written for one.) Labels list what must be kept,
-    not all that may be: "Works night shifts" is true and unlisted."""
+HISTORY = (
+    "\n\n(Kept as history: a later note replaced it, or the task is done. Judge whether it"
+    " was right when it was said.)"
+)
+
+
+def judged_extras(conversation: Any, facts: Sequence[Any], judge: Path) -> list[bool | None]:
+    """Per fact, a judge's verdict: is it right? (None: no verdict yet; its question is
+    written for one.) For the facts that matched no label: labels list what must be
+    kept, not all that may be ("Works night shifts" is true and unlisted)."""
     out = []
-    for content in extras:
-        name = f"{conversation.id}-{hashlib.sha1(content.encode()).hexdigest()[:10]}"
-        question = FACT_QUESTION.format(conversation=_transcript(conversation), fact=content,
-                                        id=name)  # fmt: skip
+    for fact in facts:
+        past = fact.status.value != "active"
+        key = hashlib.sha1(f"{fact.content}{' (past)' if past else ''}".encode()).hexdigest()
+        name = f"{conversation.id}-{key[:10]}"
+        question = FACT_QUESTION.format(conversation=_transcript(conversation), id=name,
+                                        fact=fact.content, history=HISTORY if past else "")  # fmt: skip
         verdict = _verdict(judge / "extraction", name, question)
         out.append(None if verdict is None else bool(verdict["right"]))
     return out
@@ -166,7 +174,10 @@ def measure_extraction(
         if run.complete:
             scores[run.id] = score_conversation(conversation, run.facts)
             if judge is not None:
-                verdicts = judged_extras(conversation, scores[run.id]["extra"], judge)
+                extra = set(scores[run.id]["extra"])
+                verdicts = judged_extras(
+                    conversation, [f for f in run.facts if f.content in extra], judge
+                )
                 scores[run.id]["extra_right"] = sum(v is True for v in verdicts)
                 scores[run.id]["extra_unjudged"] = sum(v is None for v in verdicts)
             expected = [e.model_dump() for e in conversation.expected.facts]
