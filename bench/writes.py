@@ -193,7 +193,10 @@ def child(workload: str, sizes: dict[str, int]) -> dict[str, Any]:
 
 def baseline_tree(ref: str, into: Path) -> Path:
     """recallmem's ``plugin/`` folder as of ``ref``, extracted under ``into``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "plugin"],
+    # recallmem/_prompts links to the top-level prompts/ folder where ``ref`` has one.
+    top = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", ref, "prompts"],
+                         capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "plugin", *top],
                              capture_output=True, check=True).stdout  # fmt: skip
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")

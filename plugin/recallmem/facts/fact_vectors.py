@@ -45,17 +45,24 @@ def vector_texts(fact: Fact) -> tuple[str, ...]:
 
 def fact_vectors(embed: Embed, facts: Sequence[Fact]) -> np.ndarray:
     """One unit vector per fact, every text embedded in one call: the content's vector
-    plus the mean of its keys' (the content's alone for a fact without keys)."""
-    texts = [text for fact in facts for text in vector_texts(fact)]
-    rows = embed(texts) if texts else np.zeros((0, 0), np.float32)
-    vectors = np.empty((len(facts), rows.shape[1] if len(rows) else 0), np.float32)
-    at = 0
-    for n, fact in enumerate(facts):
-        keys = len(fact.questions)
-        if keys:
-            mixed = rows[at] + rows[at + 1 : at + 1 + keys].mean(axis=0)
-            vectors[n] = normalize_rows(mixed[np.newaxis, :])[0]
-        else:  # the embedder's unit vector as it came: normalised again, its last bits move
-            vectors[n] = rows[at]
-        at += 1 + keys
+    plus the mean of its keys' (the content's alone for a fact without keys).
+
+    Without keys in the call, the contents are embedded as they come, so each vector is
+    the embedder's row for its content, bit for bit. With keys, each distinct text is
+    embedded once: a generic key ("我喜欢什么？") asked of several facts, or a key equal to
+    a content, costs one row (a text's vector does not depend on which fact asked)."""
+    if not any(fact.questions for fact in facts):
+        return embed([fact.content for fact in facts]) if facts else np.zeros((0, 0), np.float32)
+    row_of: dict[str, int] = {}
+    at = [[row_of.setdefault(text, len(row_of)) for text in vector_texts(f)] for f in facts]
+    rows = embed(list(row_of))
+    vectors = rows[[of[0] for of in at]]
+    # Facts with as many keys are mixed as one matrix: ``mean(axis=1)`` over their key rows
+    # gives each fact what ``mean(axis=0)`` gives it alone (rows added in the same order).
+    # A fact without keys keeps the embedder's unit vector as it came: normalised again,
+    # its last bits would move.
+    for keys in sorted({len(of) - 1 for of in at} - {0}):
+        same = [n for n, of in enumerate(at) if len(of) - 1 == keys]
+        means = rows[[at[n][1:] for n in same]].mean(axis=1)
+        vectors[same] = normalize_rows(vectors[same] + means)
     return vectors

@@ -319,7 +319,9 @@ def _screened_lines(lines: tuple[str, ...], field: str, policy: SecretPolicy) ->
     rules = load_secret_rules()
     kept: list[str] = []
     for n, line in enumerate(lines):
-        found = rules.scan(line) or rules.scan(" ".join([*kept, line]))
+        found = rules.scan(line)
+        if not found and kept:  # the first line alone is all there is to read after
+            found = rules.scan(" ".join([*kept, line]))
         if not found:
             kept.append(line)
         elif policy != "redact":
