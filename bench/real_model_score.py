@@ -8,7 +8,9 @@ model; *precision judged* counts those a judge found right, ``bench.real_model``
 holding a trap's forbidden word *breaks* that trap (``must_not_store``). A
 fact replaced in the very window it was said in (a correction on the spot) may be left
 out: found, and its supersede right, when its replacement is stored and it is not
-(:func:`overtaken_in_window`; one extraction call reads both).
+(:func:`overtaken_in_window`; one extraction call reads both). A change's *supersede* is
+right when the old fact is superseded by the new one; *old retired* also counts the old
+fact out of recall by another of the new facts, or done, with the new one active.
 
 >>> found_by({"match": [["TypeScript", "TS"], ["work"]]}, "Writes TypeScript at work")
 True
@@ -18,17 +20,30 @@ False
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+_CJK_SPACE = re.compile(r"\s+(?=[\u3000-\u9fff\uff00-\uffef])|(?<=[\u3000-\u9fff\uff00-\uffef])\s+")
+
+
+def _typed(text: str) -> str:
+    # "1 月 25 日" and "1月25日" are one date: spaces beside CJK characters are typography.
+    return _CJK_SPACE.sub("", text.casefold())
+
 
 def found_by(expected: Mapping[str, Any], content: str) -> bool:
-    """Whether ``content`` says the expected fact: a word of each match group in it."""
-    text = content.casefold()
-    return all(any(word.casefold() in text for word in group) for group in expected["match"])
+    """Whether ``content`` says the expected fact: a word of each match group in it
+    (spaces beside CJK characters aside).
+
+    >>> found_by({"match": [["1月25"]]}, "已订好 2027 年 1 月 25 日的机票")
+    True
+    """
+    text = _typed(content)
+    return all(any(_typed(word) in text for word in group) for group in expected["match"])
 
 
 def _share(hits: int, total: int) -> float | None:
@@ -71,17 +86,27 @@ def overtaken_in_window(conversation: Any) -> set[str]:
     }  # fmt: skip
 
 
+def _ended(fact: Any, at: datetime) -> bool:
+    return fact.valid_until is not None and fact.valid_until <= at
+
+
 def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any]:
     """Counts for one conversation from every fact its memory stored."""
     from recallmem.secrets.detector import find_secret
+
+    end = datetime.fromisoformat(conversation.days[-1].messages[-1].at)
 
     expected = [e.model_dump() for e in conversation.expected.facts]
     matches = {e["id"]: [f for f in facts if found_by(e, f.content)] for e in expected}
     out: dict[str, Any] = {"expected": len(expected), "stored": len(facts)}
     overtaken = overtaken_in_window(conversation)
     replaced = {link.old: link.new for link in conversation.expected.supersedes}
-    # Overtaken in its window and never stored, its replacement stored: right as it is.
-    skipped = {old for old in overtaken if not matches[old] and matches[replaced[old]]}
+    # Overtaken in its window and never stored, its replacement stored: right as it is. A
+    # replacement that names what it replaced ("Pilates, no longer yoga") is no old fact.
+    skipped = {
+        old for old in overtaken
+        if matches[replaced[old]] and not {f.id for f in matches[old]} - {f.id for f in matches[replaced[old]]}
+    }  # fmt: skip
     out["found"] = sum(bool(matches[e["id"]]) or e["id"] in skipped for e in expected)
     out["extra"] = [f.content for f in facts if not any(found_by(e, f.content) for e in expected)]
     out["by_kind"] = {}
@@ -108,9 +133,18 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
                                                 or any(n.supersedes == o.id for n in news))
             for o in olds
         )  # fmt: skip
-        tally = out["supersedes"].setdefault(link.kind, {"n": 0, "right": 0})
+        # Out of recall all the same: every fact saying only the old thing is retired (by
+        # a supersede to another of the day's facts, done, or past its date when the
+        # conversation ends), and the new one is active.
+        stale = [o for o in olds if o not in news]
+        retired = right or (
+            bool(stale) and all(o.status.value != "active" or _ended(o, end) for o in stale)
+            and any(n.status.value == "active" for n in news)
+        )  # fmt: skip
+        tally = out["supersedes"].setdefault(link.kind, {"n": 0, "right": 0, "retired": 0})
         tally["n"] += 1
         tally["right"] += right
+        tally["retired"] += retired
     out["traps"] = {}
     for trap in conversation.expected.must_not_store:
         words = [w.casefold() for w in trap.forbidden]
@@ -162,6 +196,8 @@ def extraction_table(
                                 else _share(matched + t["extra_right"], t["stored"]),
             "supersede": _share(t.get("supersedes", {}).get("change", {}).get("right", 0),
                                 t.get("supersedes", {}).get("change", {}).get("n", 0)),
+            "old retired": _share(t.get("supersedes", {}).get("change", {}).get("retired", 0),
+                                  t.get("supersedes", {}).get("change", {}).get("n", 0)),
             "correction": _share(t.get("supersedes", {}).get("correction", {}).get("right", 0),
                                  t.get("supersedes", {}).get("correction", {}).get("n", 0)),
             "due dates": _share(t["due_right"], t["due_checked"]),

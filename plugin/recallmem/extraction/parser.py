@@ -94,7 +94,8 @@ class CandidateFact(BaseModel):
     def _content_left(cls, value: str) -> str:
         if not value.strip():  # nothing left once stored (controls and escapes only)
             raise ValueError("content holds no visible text")
-        return value
+        # Stripped once stored too: "\x1b\r0" is "\r0" once its escape is gone.
+        return value.strip()
 
 
 class SupersedeRequest(BaseModel):

@@ -109,8 +109,10 @@ def _unsaid_addresses(content: str, said: str) -> list[str]:
 
 
 def _is_identifier(token: str) -> bool:
-    """Code: ``snake_case``, ``dotted.names``, ``call()`` (``camelCase`` is a name's form)."""
-    return "_" in token.strip("_") or token.endswith("()") or "." in token
+    """Code: ``snake_case``, ``dotted.names``, ``call()`` (``camelCase`` is a name's form);
+    not an abbreviation of single letters ("e.g", "i.e", "U.S")."""
+    dotted = "." in token and any(len(part) > 1 for part in token.split("."))
+    return "_" in token.strip("_") or token.endswith("()") or dotted
 
 
 def _initials(word: str, said_words: list[str]) -> bool:
@@ -171,9 +173,12 @@ def _translated(content: str, said: str) -> bool:
 
 
 def _meaningful(text: str) -> list[str]:
-    """Words and CJK characters that carry meaning (figures are the number rule's)."""
+    """Words and CJK characters that carry meaning (figures are the number rule's, and
+    so are the names of months and days: a date the model counts from Today, "as of
+    March 2026", is no more a word the user left unsaid than its digits are)."""
     found = units(text.replace("’", "'"))
-    return [u for u in found if u not in STOPWORDS and not any(c.isdigit() for c in u)]
+    return [u for u in found if u not in STOPWORDS and u not in _CAPITALISED_WORDS
+            and not any(c.isdigit() for c in u)]  # fmt: skip
 
 
 def _same_word(a: str, b: str) -> bool:

@@ -34,6 +34,7 @@ _CN_MEASURE = set("个位岁年月日号天周次件人口元块钱字页本张�
 _MULTIPLIER = {"万": 10_000, "千": 1000, "百": 100, "亿": 100_000_000, "k": 1000, "m": 1_000_000,
                "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}  # fmt: skip
 _DIGIT_GROUP = re.compile(r"\d+(?:[ .\-]\d+)*")
+_SEPARATOR = re.compile(r"(?<=\d),(?=\d)")
 # A Latin multiplier ends where a Latin letter would make it a word ("650k左右" is scaled,
 # "650kg" is not): \b cannot say so before a CJK character, which is a word character too.
 _SCALED = re.compile(
@@ -58,6 +59,9 @@ _DATES = re.compile(
     r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
     r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}:\d{2}(?::\d{2})?"
     r"|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)\b|\d{4}\s*年|\d{1,2}\s*[月日号点时]"
+    # A range of days: "9 月 14–20 日", "Aug 14-17".
+    r"|\d{1,2}\s*[–—~\-至到]\s*\d{1,2}\s*[日号]"
+    rf"|\b(?:{_MONTHS})[a-z]*\.?\s+\d{{1,2}}\s*[–—\-]\s*\d{{1,2}}(?!\d)"
     # A month's day is one or two digits, never the start of a year ("July 2026").
     rf"|\b(?:{_MONTHS})[a-z]*\.?\s+\d{{1,2}}(?!\d)(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*|\b(?:19|20)\d{{2}}\b",
@@ -133,11 +137,17 @@ def _digit_groups(text: str) -> list[list[str]]:
     return [re.split(r"[ .\-]", m.group()) for m in _DIGIT_GROUP.finditer(text)]
 
 
+def _unseparated(text: str) -> str:
+    # Thousands separators only: a comma elsewhere ends a word. NFKC reads "，" as ",",
+    # and dropping it made "1.5M，lead" one word, "1.5Mlead", so 1.5M was never said.
+    return _SEPARATOR.sub("", text)
+
+
 def numbers_said(text: str) -> set[str]:
     """Every number ``text`` says, however written (canonical strings)."""
     text = unicodedata.normalize("NFKC", text)
     found: set[str] = set()
-    plain = text.replace(",", "").replace("_", "")
+    plain = _unseparated(text).replace("_", "")
     for match in _DIGIT_GROUP.finditer(plain):
         parts = re.split(r"[ .\-]", match.group())
         if len(parts) == 2 and "." in match.group() and (value := _decimal(match.group())):
@@ -162,7 +172,7 @@ def numbers_written(text: str) -> list[str]:
     """The figures ``text`` states (dates and times aside), each canonical: digits
     (scaled by a multiplier that follows), and Chinese numerals that are clearly a
     number (more than one character, or a count: 三个, 两年)."""
-    text = _DATES.sub(" ", unicodedata.normalize("NFKC", text).replace(",", ""))
+    text = _DATES.sub(" ", _unseparated(unicodedata.normalize("NFKC", text)))
     figures: list[str] = []
     scaled = {m.start(): m for m in _SCALED.finditer(text)}
     for match in _DIGIT_GROUP.finditer(text):

@@ -49,7 +49,7 @@ def test_each_figure_counts_what_the_labels_say() -> None:
     ]
     score = score_conversation(CONVERSATION, stored)
     assert score["found"] == 4 and score["extra"] == ["今天加班到十点"]
-    assert score["supersedes"] == {"change": {"n": 1, "right": 1}}
+    assert score["supersedes"] == {"change": {"n": 1, "right": 1, "retired": 1}}
     assert (score["due_right"], score["due_checked"]) == (0, 1)
     assert score["traps"] == {"transient": {"n": 1, "broken": 1}, "secret": {"n": 1, "broken": 0}}
     assert score["keywords_cross"] == 2 and score["secrets"] == 0
@@ -63,7 +63,7 @@ def test_each_figure_counts_what_the_labels_say() -> None:
 def test_a_supersede_not_linked_is_not_counted_right() -> None:
     stored = [fact("用 Vue 写前端"), fact("决定改用 React")]  # both still active
     score = score_conversation(CONVERSATION, stored)
-    assert score["supersedes"] == {"change": {"n": 1, "right": 0}}
+    assert score["supersedes"] == {"change": {"n": 1, "right": 0, "retired": 0}}
     assert score["status_right"] == 1  # f3 active as expected; f2 should be superseded
 
 
@@ -84,13 +84,17 @@ def test_a_fact_corrected_in_its_own_window_may_be_left_out() -> None:
     # Only the replacement stored: right when both were said in one window...
     stored = [fact("在杭州做前端"), fact("决定改用 React"), fact("下周五前交方案", category="todo")]
     same = score_conversation(_corrected(new_day=0), stored)
-    assert same["found"] == 4 and same["supersedes"] == {"change": {"n": 1, "right": 1}}
+    assert same["found"] == 4 and same["supersedes"] == {
+        "change": {"n": 1, "right": 1, "retired": 1}
+    }
     # ... a miss when the change came on a later day (the first fact was never kept).
     later = score_conversation(_corrected(new_day=1), stored)
-    assert later["found"] == 3 and later["supersedes"] == {"change": {"n": 1, "right": 0}}
+    assert later["found"] == 3 and later["supersedes"] == {
+        "change": {"n": 1, "right": 0, "retired": 0}
+    }
     # Stored and left active beside its replacement: wrong either way.
     both = score_conversation(_corrected(new_day=0), [*stored, fact("用 Vue 写前端")])
-    assert both["supersedes"] == {"change": {"n": 1, "right": 0}}
+    assert both["supersedes"] == {"change": {"n": 1, "right": 0, "retired": 0}}
 
 
 def test_precision_judged_counts_the_extras_a_judge_found_right_once_all_are_judged() -> None:
@@ -100,3 +104,23 @@ def test_precision_judged_counts_the_extras_a_judge_found_right_once_all_are_jud
     score |= {"extra_right": 1, "extra_unjudged": 0}  # night shifts right, overtime not
     table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
     assert table["precision"] == 33.3 and table["precision judged"] == 66.7
+
+
+def test_a_replacement_that_names_what_it_replaced_is_not_the_old_fact_kept() -> None:
+    # "改用 React，不用 Vue 了" holds both labels' words: the old one was not kept apart.
+    stored = [
+        fact("在杭州做前端"),
+        fact("改用 React，不用 Vue 了"),
+        fact("下周五前交方案", category="todo"),
+    ]
+    score = score_conversation(_corrected(new_day=0), stored)
+    assert score["found"] == 4 and score["supersedes"] == {
+        "change": {"n": 1, "right": 1, "retired": 1}
+    }
+
+
+def test_an_old_fact_retired_by_another_new_fact_counts_as_retired_not_as_superseded() -> None:
+    other = fact("选了新的前端框架")
+    vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=other.id)
+    score = score_conversation(CONVERSATION, [vue, fact("决定改用 React"), other])
+    assert score["supersedes"] == {"change": {"n": 1, "right": 0, "retired": 1}}

@@ -138,3 +138,9 @@ def test_any_wrapped_reply_round_trips(
     assert [(f.content, f.category.value) for f in parsed.facts] == [
         (stored_text(str(f["content"])).strip(), f["category"]) for f in facts
     ]
+
+
+def test_content_is_stripped_after_its_escapes_are_removed() -> None:
+    # Found by the round trip above: the escape hid a carriage return from the first strip.
+    fact = {**FACT, "content": "\x1b\r Writes Go "}
+    assert parse_extraction(json.dumps({"facts": [fact]})).facts[0].content == "Writes Go"

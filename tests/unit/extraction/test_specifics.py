@@ -85,6 +85,25 @@ def test_invented_particulars_are_refused(content: str, why: str) -> None:
         # a multiplier before a CJK character, and millions;
         ("预算650k左右", "买房预算大约 650k"),
         ("we cut the seed target from 2M to 1.5M", "Cut the seed round target to 1.5M"),
+        # a multiplier before a full-width comma (NFKC's ","), which is no thousands mark;
+        (
+            "seed round close 了！1.5M，lead 是 Redwood Lane Capital",
+            "用户的公司完成了 1.5M 的 seed round，领投方是 Redwood Lane Capital",
+        ),
+        # the week of "上个礼拜" counted from Today, as a range of days; an abbreviation
+        # of single letters; a month counted from Today ("as of March 2026");
+        (
+            "我女儿上个礼拜出生了！英文名 Ellie",
+            "女儿于 2026 年 9 月中旬（9 月 14–20 日那周）出生，英文名 Ellie",
+        ),
+        (
+            "always use British spelling with me — colour, optimise, etc.",
+            "Always wants British spelling in replies (e.g. colour, optimise)",
+        ),
+        (
+            "my daughter Anika (she's 2) keeps climbing on me",
+            "Has a daughter named Anika, who is 2 years old (as of March 2026)",
+        ),
         # a currency's code for its sign or word;
         ("raising $2M", "Is raising 2M USD"),
         ("买房预算65万新币左右", "买房预算大约 SGD 650k"),
