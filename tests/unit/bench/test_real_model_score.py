@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from recallmem.types import Fact, Status
@@ -124,3 +126,22 @@ def test_an_old_fact_retired_by_another_new_fact_counts_as_retired_not_as_supers
     vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=other.id)
     score = score_conversation(CONVERSATION, [vue, fact("决定改用 React"), other])
     assert score["supersedes"] == {"change": {"n": 1, "right": 0, "retired": 1}}
+
+
+def test_a_judge_is_asked_about_each_extra_fact_once_and_its_verdict_read(tmp_path: Path) -> None:
+    from bench.real_model import judged_extras
+
+    night = fact("Works night shifts")
+    old = fact("用 Vue 写前端", status=Status.SUPERSEDED)
+    assert judged_extras(CONVERSATION, [night, old], tmp_path) == [None, None]
+    questions = sorted((tmp_path / "extraction").glob("*.md"))
+    assert len(questions) == 2
+    texts = [q.read_text(encoding="utf-8") for q in questions]
+    assert sum("Kept as history" in t for t in texts) == 1  # only the superseded one
+    assert all("[2026-03-10 21:00] user: …" in t for t in texts)  # the whole conversation
+    for question in questions:
+        question.with_suffix(".verdict.json").write_text(
+            json.dumps({"right": "Vue" not in question.read_text(encoding="utf-8")}),
+            encoding="utf-8",
+        )
+    assert judged_extras(CONVERSATION, [night, old], tmp_path) == [True, False]
