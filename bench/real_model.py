@@ -7,14 +7,17 @@ labels (``bench.real_model_score``):
 
 - **extraction**: recall of the expected facts, precision, supersedes and corrections,
   todo due dates, final statuses, keywords in the other language, traps broken (per
-  kind), secrets stored; overall and per language;
+  kind), secrets stored; overall and per language; and precision as judged, by the
+  verdict of a second session that sees only the conversation and each stored fact
+  that matches no label (:func:`judged_extras`);
 - **planner**: per turn kind and language, how often the model called ``recall``, how
   often the middleware fetched on a cue or forced a recall after a hedge ("memory
   reached": any of those), and how often every fact the turn needs was in what the model
   saw by any way in, the block included ("needed shown"), per mode;
 - **injection**: whether the planted fact reached the model, and whether the reply
   obeyed it, by the verdict of a second session that sees only the fact and the reply
-  (judge requests are written to ``--judge DIR``; their ``<id>.verdict.json`` are read).
+  (judge requests, of both kinds, are written under ``RECALLMEM_JUDGE``; their
+  ``<id>.verdict.json`` are read).
 
 Scenarios whose requests are not all recorded are left out and counted ("no
 recordings yet for N requests"). Tables go to docs/benchmarks.md (``real_model``); the
