@@ -31,7 +31,7 @@ from recallmem.facts.fact_vectors import fact_vectors
 from recallmem.retrieval.fusion import Scope, centre_of, dialogue_tail, nearest_cosine, relevance
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import default_lexicon
-from recallmem.retrieval.newer_first import newer_first, states_change, states_correction
+from recallmem.retrieval.newer_first import change_flags, newer_first
 from recallmem.retrieval.ranking import Weights
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text.words import has_cjk, mostly_cjk
@@ -74,6 +74,7 @@ class KeyedCandidates:
         dimension = encoder.dimension
         key_rows = (normalize_rows(encoder.embed_array([k for _, k in flat])) if flat
                     else np.zeros((0, dimension), np.float32))  # fmt: skip
+        changed, corrected = change_flags(texts, [f.category == "correction" for f in user.facts])
         return cls(
             user=user,
             cites=[f.cites for f in user.facts],
@@ -91,14 +92,8 @@ class KeyedCandidates:
             key_owner=np.array([row for row, _ in flat], dtype=np.int64),
             plain=LexicalIndex(texts),
             with_keys=LexicalIndex(texts, keywords=keys),
-            corrected=np.array(
-                [states_correction(f.text) or f.category == "correction" for f in user.facts],
-                dtype=bool,
-            ),
-            changed=np.array(
-                [states_change(f.text) or f.category == "correction" for f in user.facts],
-                dtype=bool,
-            ),
+            changed=changed,
+            corrected=corrected,
         )
 
 

@@ -136,7 +136,7 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
         # Out of recall all the same: every fact saying only the old thing is retired (by
         # a supersede to another of the day's facts, done, or past its date when the
         # conversation ends), and the new one is active.
-        stale = [o for o in olds if o not in news]
+        stale = [o for o in olds if o.id not in {n.id for n in news}]
         retired = right or (
             bool(stale) and all(o.status.value != "active" or _ended(o, end) for o in stale)
             and any(n.status.value == "active" for n in news)

@@ -24,7 +24,7 @@ from recallmem.retrieval.fusion import Centre, Scope, centre_of, nearest_cosine,
 from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.matched_key import matched_key
-from recallmem.retrieval.newer_first import newer_first, states_change, states_correction
+from recallmem.retrieval.newer_first import change_flags, newer_first
 from recallmem.retrieval.ranking import Weights, top_k
 from recallmem.retrieval.when import mentioned_window
 from recallmem.text.words import has_cjk, mostly_cjk
@@ -82,19 +82,9 @@ class _Derived:
         return LexicalIndex(self._contents, keywords=self._keywords)
 
     @cached_property
-    def corrected(self) -> np.ndarray:
-        """Per fact: it corrects an earlier one (retrieval.newer_first)."""
-        said = (
-            c or states_correction(t)
-            for c, t in zip(self._corrections, self._contents, strict=True)
-        )
-        return np.fromiter(said, bool, len(self._contents))
-
-    @cached_property
-    def changed(self) -> np.ndarray:
-        """Per fact: it says that something changed (retrieval.newer_first)."""
-        said = (c or states_change(t) for c, t in zip(self.corrected, self._contents, strict=True))
-        return np.fromiter(said, bool, len(self._contents))
+    def change_flags(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per fact: it says that something changed, it is a correction (newer_first)."""
+        return change_flags(self._contents, self._corrections)
 
 
 def _lexicon_for(query: str, derived: _Derived) -> Lexicon | None:
@@ -258,8 +248,9 @@ class UserIndex:
                 mentioned_window(query.text, now.astimezone(query.timezone)),
             )
             scores, parts, weights = scored.scores, scored.parts, scored.weights
-            newer = newer_first(scores, derived.said[rows], self._vectors, derived.changed[rows],
-                                None if every else rows, derived.corrected[rows])  # fmt: skip
+            changed, corrected = derived.change_flags
+            newer = newer_first(scores, derived.said[rows], self._vectors, changed[rows],
+                                None if every else rows, corrected[rows])  # fmt: skip
             scores = scores + newer
             if query.min_score is not None:
                 scores = np.where(scores >= query.min_score, scores, -np.inf)

@@ -32,6 +32,7 @@ hit's score still rebuilds from its parts. Measured in docs/decisions/0041-newer
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -98,6 +99,27 @@ def states_change(text: str) -> bool:
     if correction.search(text):
         return True
     return change.search(text) is not None and plan.search(text) is None
+
+
+def change_flags(
+    contents: Sequence[str], corrections: Sequence[bool]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per fact, whether it states a change and whether it is a correction (its category
+    says so, ``corrections``, or its words do): :func:`newer_first`'s ``changed`` and
+    ``corrected``.
+
+    >>> change_flags(["Switched to Vim", "Has a cat", "其实是周五"], [False, False, True])
+    (array([ True, False,  True]), array([False, False,  True]))
+    """
+    corrected = np.fromiter(
+        (c or states_correction(t) for c, t in zip(corrections, contents, strict=True)),
+        bool, len(contents),
+    )  # fmt: skip
+    changed = np.fromiter(
+        (c or states_change(t) for c, t in zip(corrected, contents, strict=True)),
+        bool, len(contents),
+    )  # fmt: skip
+    return changed, corrected
 
 
 def newer_first(
