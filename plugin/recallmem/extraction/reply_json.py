@@ -24,8 +24,8 @@ _THINK = re.compile(r"<think(?:ing)?>[\s\S]*?</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```")
 
 
-def _balanced_objects(text: str) -> Iterator[str]:
-    """Every top-level ``{...}`` span, braces inside strings ignored."""
+def _object_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where every top-level ``{...}`` starts and ends, braces inside strings ignored."""
     depth, start, in_string, escaped = 0, -1, False, False
     for i, char in enumerate(text):
         if in_string:
@@ -44,7 +44,24 @@ def _balanced_objects(text: str) -> Iterator[str]:
         elif char == "}" and depth:
             depth -= 1
             if depth == 0:
-                yield text[start : i + 1]
+                yield start, i + 1
+
+
+def _past_thinking(text: str) -> str:
+    """The reply without its thinking, cut only at tags outside every JSON object.
+
+    A fact may itself mention ``</think>``; a cut there would fall inside the answer.
+    """
+
+    def outside_json(tags: Iterator[re.Match[str]], text: str) -> list[re.Match[str]]:
+        spans = list(_object_spans(text))
+        return [m for m in tags if not any(a <= m.start() < b for a, b in spans)]
+
+    for m in reversed(outside_json(_THINK.finditer(text), text)):
+        text = text[: m.start()] + text[m.end() :]
+    # Some templates open the thinking block in the prompt: only its closer is in the reply.
+    closers = outside_json(re.finditer("</think>", text), text)
+    return text[closers[-1].end() :] if closers else text
 
 
 def _outside_strings(
@@ -87,9 +104,7 @@ def find_json(
         ExtractionError: no readable object; the message names ``source``, why, how the
             reply starts, and ``then`` (what happens next).
     """
-    text = _THINK.sub("", text)
-    if "</think>" in text:  # some templates open the thinking block in the prompt
-        text = text.rsplit("</think>", 1)[1]
+    text = _past_thinking(text)
     candidates = [*_FENCE.findall(text), text]
     errors: list[str] = []
     for block in candidates:
@@ -101,7 +116,8 @@ def find_json(
             else:
                 if isinstance(value, list):
                     return {"facts": value}
-        for span in sorted(_balanced_objects(block), key=len, reverse=True):
+        spans = (block[start:end] for start, end in _object_spans(block))
+        for span in sorted(spans, key=len, reverse=True):
             try:
                 value = _loads(span)
             except UNREADABLE as exc:

@@ -140,6 +140,21 @@ def test_any_wrapped_reply_round_trips(
     ]
 
 
+@pytest.mark.parametrize(
+    "contents",
+    [
+        ["Asked what </think> means"],  # the cut left '"}]}' and no object at all
+        ["Uses </think> tags", "Writes Go"],  # the cut left the second fact, alone
+        ["<think>x</think> as a literal"],
+    ],
+)
+def test_thinking_tags_inside_a_fact_are_the_facts_text(contents: list[str]) -> None:
+    # Found by the round trip above: a closer inside a JSON string is no end of thinking.
+    body = json.dumps({"facts": [{**FACT, "content": c} for c in contents]})
+    for reply in (body, f"<think>plan {{draft}}</think>\n{body}", f"plan</think> {body}"):
+        assert [f.content for f in parse_extraction(reply).facts] == contents
+
+
 def test_content_is_stripped_after_its_escapes_are_removed() -> None:
     # Found by the round trip above: the escape hid a carriage return from the first strip.
     fact = {**FACT, "content": "\x1b\r Writes Go "}
