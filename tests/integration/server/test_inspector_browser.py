@@ -294,3 +294,33 @@ def test_text_that_would_reorder_or_hide_itself_is_shown_inert(page: Any) -> Non
     shown = page.evaluate("() => el('span', {}, 'Likes\\u202e tea\\x1b[31m').textContent")
     assert shown == "Likes⟨U+202E⟩ tea⟨U+001B⟩[31m"
     assert page.evaluate("() => inert('क\\u200dष 👩\\u200d💻')") == "क\u200dष 👩\u200d💻"
+
+
+def test_a_detail_fetched_after_the_edit_opened_does_not_close_it(page: Any, memory: Memory) -> None:
+    # Found in CI: a click on a hit fetched the fact again, Edit was clicked on the pane
+    # still shown, and the late answer replaced the pane, edit form and all.
+    from playwright.sync_api import expect
+
+    fact = memory.remember("Prefers reports written in Chinese", user_id="ada",
+                           category="preference")  # fmt: skip
+    page.click("[data-tab=retrieval]")
+    page.fill("#query", "reports")
+    page.click("#search-form button[type=submit]")
+    link = page.locator("#hits tbody tr").first.locator("a")
+    link.click()
+    expect(page.locator("#detail-content")).to_have_text(fact.content)
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route(re.compile(rf".*/facts/{fact.id}$"), hold)
+    page.click("[data-tab=retrieval]")
+    link.click()  # a second fetch of the fact, held back
+    page.wait_for_timeout(200)
+    assert held, "the hit's link did not fetch the fact"
+    page.click("#edit")
+    page.fill("#edit-content", "Prefers reports written in English")
+    with page.expect_response(re.compile(rf".*/facts/{fact.id}$")):
+        held[0].continue_()
+    expect(page.locator("#edit-content")).to_have_value("Prefers reports written in English")

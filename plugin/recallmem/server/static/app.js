@@ -137,9 +137,15 @@ function factItem(fact) {
 
 // -- detail -------------------------------------------------------------------------
 
+// Each change of the detail pane takes a number; a fetch that returns after a later
+// change (an edit opened meanwhile, another fact clicked) is not shown over it.
+let detailTurn = 0;
+
 async function showDetail(id) {
   state.selected = id;
+  const turn = ++detailTurn;
   const detail = await api("GET", userPath(`/facts/${encodeURIComponent(id)}`));
+  if (turn !== detailTurn) return;
   document.querySelectorAll("#facts .fact").forEach((li) => li.classList.toggle("selected", li.dataset.id === id));
   renderDetail(detail);
 }
@@ -200,6 +206,7 @@ function categorySelect(id, selected) {
 }
 
 function startEdit(fact) {
+  detailTurn += 1;
   const form = el("form", { id: "edit-form", className: "edit" },
     el("textarea", { id: "edit-content", required: true, maxLength: Number(document.body.dataset.maxContent), rows: 3, value: fact.content }),
     el("div", { className: "row" },
