@@ -1,9 +1,10 @@
 """The hot per-user index that recall searches: vectors, BM25 and filters in memory.
 
 One user's facts live here as a numpy matrix of unit vectors plus derived arrays
-(status, agent, category, confidence, age) and a lexical index, rebuilt lazily after a
-change. Searching one user's few hundred facts this way takes well under a
-millisecond, where a filtered Chroma query over a shared collection takes 100+ ms
+(status, agent, category, confidence, age) and a lexical index
+(:mod:`recallmem.retrieval.derived`), brought up to date row by row after a write.
+Searching one user's few hundred facts this way takes well under a millisecond, where a
+filtered Chroma query over a shared collection takes 100+ ms
 (docs/decisions/0078-ranking.md). An index only ever holds one user's facts.
 """
 
@@ -18,17 +19,16 @@ from functools import cached_property
 
 import numpy as np
 
-from recallmem.facts.decay import Decay, last_alive
-from recallmem.facts.expiry import valid_until_ts
+from recallmem.facts.decay import Decay
+from recallmem.retrieval.derived import Derived
 from recallmem.retrieval.fusion import Centre, Scope, centre_of, nearest_cosine, relevance
-from recallmem.retrieval.lexical import LexicalIndex
 from recallmem.retrieval.lexicon import Lexicon, default_lexicon
 from recallmem.retrieval.matched_key import matched_key
-from recallmem.retrieval.newer_first import change_flags, newer_first
+from recallmem.retrieval.newer_first import newer_first
 from recallmem.retrieval.ranking import Weights, top_k
 from recallmem.retrieval.when import mentioned_window
-from recallmem.text.words import has_cjk, mostly_cjk
-from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights, Status
+from recallmem.text.words import has_cjk
+from recallmem.types import Category, Fact, ScoredFact, ScoreParts, ScoreWeights
 
 DEFAULT_DECAY = Decay()  # the configured defaults, for a query built without a Memory
 
@@ -49,60 +49,12 @@ class Query:
     decay: Decay = DEFAULT_DECAY  # the score's confidence part is the decayed confidence
 
 
-class _Derived:
-    """Arrays computed from the facts, dropped whenever the facts change."""
-
-    def __init__(self, facts: Sequence[Fact]) -> None:
-        self.active = np.fromiter((f.status is Status.ACTIVE for f in facts), bool, len(facts))
-        self.shared = np.fromiter((f.agent_id is None for f in facts), bool, len(facts))
-        self.agents = np.array([f.agent_id or "" for f in facts], dtype=object)
-        self.categories = np.array([f.category.value for f in facts], dtype=object)
-        self.confidence = np.fromiter((f.confidence for f in facts), np.float32, len(facts))
-        self.seen = np.fromiter((_last_seen(f) for f in facts), np.float64, len(facts))
-        self.said = np.fromiter((_first_said(f) for f in facts), np.float64, len(facts))
-        self.pinned = np.fromiter((f.pinned for f in facts), bool, len(facts))
-        self.alive = np.fromiter((last_alive(f).timestamp() for f in facts), np.float64, len(facts))
-        self.until = np.fromiter((valid_until_ts(f) for f in facts), np.float64, len(facts))
-        # has_cjk first: one C-level search clears a text without CJK (most, in English).
-        self.cjk = np.fromiter((has_cjk(f.content) and mostly_cjk(f.content) for f in facts),
-                               bool, len(facts))  # fmt: skip
-        self._contents = [f.content for f in facts]
-        # Keywords are matched as words (lexically) only: the vectors are the content's,
-        # so a fact's meaning and its dedup neighbours do not move with a few loose words,
-        # and a keyword edit needs no embedding. The script (``cjk``) is the content's too.
-        # Search keys are in the vector (facts.fact_vectors) and, like keywords, in the
-        # lexical index: measured, their words lift top-1 on the development sets by 1.6
-        # (docs/decisions/0040-search-keys.md). Lengths stay the content's.
-        self._keywords = [(*f.keywords, *f.questions) for f in facts]
-        self._corrections = [f.category is Category.CORRECTION for f in facts]
-
-    @cached_property
-    def lexical(self) -> LexicalIndex:
-        # Built on first search only: dedup's nearest() after each write needs the masks.
-        return LexicalIndex(self._contents, keywords=self._keywords)
-
-    @cached_property
-    def change_flags(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per fact: it says that something changed, it is a correction (newer_first)."""
-        return change_flags(self._contents, self._corrections)
-
-
-def _lexicon_for(query: str, derived: _Derived) -> Lexicon | None:
+def _lexicon_for(query: str, derived: Derived) -> Lexicon | None:
     # The dictionary is read on first need only: a memory and a query without Chinese
     # never pay for it.
     if has_cjk(query) or derived.cjk.any():
         return default_lexicon()
     return None
-
-
-def _first_said(fact: Fact) -> float:
-    # When the fact was first said (its earliest source), for queries that name a time.
-    return min((s.at for s in fact.sources), default=fact.created_at).timestamp()
-
-
-def _last_seen(fact: Fact) -> float:
-    confirmed = fact.last_confirmed_at or fact.updated_at
-    return max(fact.updated_at, confirmed).timestamp()
 
 
 class UserIndex:
@@ -120,11 +72,15 @@ class UserIndex:
         return len(self._facts)
 
     @cached_property
-    def _derived(self) -> _Derived:
-        return _Derived(self._facts)
+    def _derived(self) -> Derived:
+        return Derived(self._facts)
 
-    def _changed(self) -> None:
-        self.__dict__.pop("_derived", None)
+    def _changed(self, replaced: Sequence[int] | None = None) -> None:
+        # With the rows a change replaced (facts past the old end are new), the derived
+        # arrays are brought up to date; without, computed again at the next search.
+        derived = self.__dict__.pop("_derived", None)
+        if derived is not None and replaced is not None:
+            self.__dict__["_derived"] = derived.updated(self._facts, replaced)
         self.__dict__.pop("_centred", None)
 
     def _centre(self, weights: Weights) -> Centre | None:
@@ -151,6 +107,7 @@ class UserIndex:
         """Add or replace facts; ``vectors`` may be None when no content changed."""
         with self._lock:
             fresh: list[int] = []
+            replaced: list[int] = []
             for i, fact in enumerate(facts):
                 if fact.user_id != self.user_id:
                     raise ValueError("a user's index only holds that user's facts")
@@ -159,6 +116,7 @@ class UserIndex:
                     fresh.append(i)
                     continue
                 self._facts[row] = fact
+                replaced.append(row)
                 if vectors is not None:
                     self._vectors[row] = vectors[i]
             if fresh:
@@ -170,7 +128,7 @@ class UserIndex:
                 # An empty user may have been loaded before the store knew the dimension.
                 self._vectors = np.vstack([self._vectors, added]) if len(self._vectors) else added
                 self._rows.update((facts[i].id, start + n) for n, i in enumerate(fresh))
-            self._changed()
+            self._changed(replaced)
 
     def touch(self, ids: Iterable[str], at: datetime) -> list[tuple[str, float]]:
         """Set last_accessed_at; the derived arrays are kept, their decay clock moved on."""
@@ -203,7 +161,7 @@ class UserIndex:
             self._rows = {f.id: i for i, f in enumerate(self._facts)}
             self._changed()
 
-    def _mask(self, derived: _Derived, query: Query, now: datetime) -> np.ndarray:
+    def _mask(self, derived: Derived, query: Query, now: datetime) -> np.ndarray:
         mask = np.ones(len(self._facts), dtype=bool)
         if not query.include_inactive:
             # Past its valid_until a fact is out at once, before maintenance marks it.
@@ -282,7 +240,7 @@ class UserIndex:
             ]
 
     @staticmethod
-    def _decay(derived: _Derived, rows: np.ndarray, decay: Decay, now: datetime) -> np.ndarray:
+    def _decay(derived: Derived, rows: np.ndarray, decay: Decay, now: datetime) -> np.ndarray:
         factors = decay.factors(
             derived.categories[rows], derived.pinned[rows], derived.alive[rows], now.timestamp()
         )

@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -168,20 +169,42 @@ class LexicalIndex:
         self.k1, self.b = k1, b
         self.stemming, self.question_words = stemming, question_words
         self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._lengths = self._units = np.zeros(0, dtype=np.float32)
+        self.size = 0
+        self._add(documents, keywords)
+
+    def _add(self, documents: Sequence[str], keywords: Sequence[Sequence[str]] | None) -> None:
+        stemming = self.stemming
         lengths = np.zeros(len(documents), dtype=np.float32)
-        for row, document in enumerate(documents):
+        for n, document in enumerate(documents):
             counts = Counter(terms(document, stemming=stemming))
-            lengths[row] = sum(counts.values())
-            for keyword in keywords[row] if keywords else ():
+            lengths[n] = sum(counts.values())
+            for keyword in keywords[n] if keywords else ():
                 counts.update({t for t in terms(keyword, stemming=stemming) if t not in counts})
             for term, tf in counts.items():
-                self._postings.setdefault(term, []).append((row, tf))
-        self._lengths = lengths
-        self._avg_length = float(lengths.mean()) if len(documents) else 0.0
+                self._postings.setdefault(term, []).append((self.size + n, tf))
+        self._lengths = np.concatenate([self._lengths, lengths])
+        self._avg_length = float(self._lengths.mean()) if len(self._lengths) else 0.0
         # Lengths in words and characters, comparable across scripts (a Chinese text has
         # about twice as many index terms as units: its characters and their bigrams).
-        self._units = np.fromiter((len(units(d)) for d in documents), np.float32, len(documents))
-        self.size = len(documents)
+        added = np.fromiter((len(units(d)) for d in documents), np.float32, len(documents))
+        self._units = np.concatenate([self._units, added])
+        self.size += len(documents)
+
+    def extended(
+        self, documents: Sequence[str], *, keywords: Sequence[Sequence[str]] | None = None
+    ) -> LexicalIndex:
+        """A new index of this one's documents followed by ``documents``; this one is
+        unchanged. Scores equal those of an index built over all of them at once.
+
+        >>> grown = LexicalIndex(["Writes Go"]).extended(["Writes Rust"])
+        >>> grown.size, grown.rows_with(["rust"]).tolist()
+        (2, [False, True])
+        """
+        grown = copy.copy(self)
+        grown._postings = {term: list(postings) for term, postings in self._postings.items()}
+        grown._add(documents, keywords)
+        return grown
 
     def length_norm(self, b: float) -> np.ndarray:
         """Per document, BM25's length normalisation ``1 / (1 - b + b * length / mean)``

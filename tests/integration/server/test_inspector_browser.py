@@ -296,7 +296,9 @@ def test_text_that_would_reorder_or_hide_itself_is_shown_inert(page: Any) -> Non
     assert page.evaluate("() => inert('क\\u200dष 👩\\u200d💻')") == "क\u200dष 👩\u200d💻"
 
 
-def test_a_detail_fetched_after_the_edit_opened_does_not_close_it(page: Any, memory: Memory) -> None:
+def test_a_detail_fetched_after_the_edit_opened_does_not_close_it(
+    page: Any, memory: Memory
+) -> None:
     # Found in CI: a click on a hit fetched the fact again, Edit was clicked on the pane
     # still shown, and the late answer replaced the pane, edit form and all.
     from playwright.sync_api import expect
