@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -69,14 +69,30 @@ def _column(facts: Sequence[Fact], dtype: Any, value: Callable[[Fact], object]) 
     return np.fromiter((value(f) for f in facts), dtype, len(facts))
 
 
-def _text(fact: Fact) -> tuple[str, tuple[str, ...], bool]:
-    # What the lexical index and the change flags read of a fact. Keywords are matched
-    # as words (lexically) only: the vectors are the content's, so a fact's meaning and
-    # its dedup neighbours do not move with a few loose words, and a keyword edit needs
-    # no embedding. Search keys are in the vector (facts.fact_vectors) and, like
-    # keywords, in the lexical index: measured, their words lift top-1 on the
-    # development sets by 1.6 (docs/decisions/0040-search-keys.md).
-    return fact.content, (*fact.keywords, *fact.questions), fact.category is Category.CORRECTION
+class _Text(NamedTuple):
+    """What the lexical index and the change flags read of a fact."""
+
+    content: str
+    # Keywords are matched as words (lexically) only: the vectors are the content's, so
+    # a fact's meaning and its dedup neighbours do not move with a few loose words, and a
+    # keyword edit needs no embedding. Search keys are in the vector
+    # (facts.fact_vectors) and, like keywords, in the lexical index: measured, their
+    # words lift top-1 on the development sets by 1.6 (docs/decisions/0040-search-keys.md).
+    words: tuple[str, ...]
+    correction: bool
+
+    @classmethod
+    def of(cls, fact: Fact) -> _Text:
+        return cls(fact.content, (*fact.keywords, *fact.questions),
+                   fact.category is Category.CORRECTION)  # fmt: skip
+
+
+def _lexical(texts: Sequence[_Text]) -> tuple[list[str], list[tuple[str, ...]]]:
+    return [t.content for t in texts], [t.words for t in texts]
+
+
+def _flags(texts: Sequence[_Text]) -> tuple[np.ndarray, np.ndarray]:
+    return change_flags([t.content for t in texts], [t.correction for t in texts])
 
 
 class Derived:
@@ -97,18 +113,19 @@ class Derived:
     def __init__(self, facts: Sequence[Fact]) -> None:
         for name, (dtype, value) in _COLUMNS.items():
             setattr(self, name, _column(facts, dtype, value))
-        self._texts = [_text(f) for f in facts]
+        self._texts = [_Text.of(f) for f in facts]
 
     @cached_property
     def lexical(self) -> LexicalIndex:
         """BM25 over each fact's content, its keywords and search keys (lengths: the
         content's). Built on first search only: dedup's nearest() needs the masks alone."""
-        return LexicalIndex([c for c, _, _ in self._texts], keywords=[k for _, k, _ in self._texts])
+        contents, words = _lexical(self._texts)
+        return LexicalIndex(contents, keywords=words)
 
     @cached_property
     def change_flags(self) -> tuple[np.ndarray, np.ndarray]:
         """Per fact: it says that something changed, it is a correction (newer_first)."""
-        return change_flags([c for c, _, _ in self._texts], [r for _, _, r in self._texts])
+        return _flags(self._texts)
 
     def updated(self, facts: Sequence[Fact], replaced: Sequence[int]) -> Derived:
         """The arrays of ``facts``: this one's facts with the rows ``replaced``, and any
@@ -122,24 +139,18 @@ class Derived:
             for row in rows:
                 column[row] = value(facts[row])
             setattr(new, name, column)
-        new._texts = [*self._texts, *(_text(f) for f in facts[old:])]
+        new._texts = [*self._texts, *(_Text.of(f) for f in facts[old:])]
         rewritten = False
         for row in (r for r in rows if r < old):
-            new._texts[row] = _text(facts[row])
+            new._texts[row] = _Text.of(facts[row])
             rewritten |= new._texts[row] != self._texts[row]
         if "lexical" in self.__dict__ and not rewritten:
-            added = new._texts[old:]
-            new.__dict__["lexical"] = self.lexical.extended(
-                [c for c, _, _ in added], keywords=[k for _, k, _ in added]
-            )
-        if "change_flags" in self.__dict__ and rows:
+            contents, words = _lexical(new._texts[old:])
+            new.__dict__["lexical"] = self.lexical.extended(contents, keywords=words)
+        if "change_flags" in self.__dict__:
             changed, corrected = np.zeros((2, len(facts)), dtype=bool)
             changed[:old], corrected[:old] = self.change_flags
-            texts = [new._texts[r] for r in rows]
-            changed[rows], corrected[rows] = change_flags(
-                [c for c, _, _ in texts], [r for _, _, r in texts]
-            )
+            if rows:
+                changed[rows], corrected[rows] = _flags([new._texts[r] for r in rows])
             new.__dict__["change_flags"] = (changed, corrected)
-        elif "change_flags" in self.__dict__:
-            new.__dict__["change_flags"] = self.change_flags
         return new
