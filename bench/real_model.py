@@ -154,6 +154,13 @@ def _verdict(folder: Path, name: str, question: str) -> dict[str, Any] | None:
     return None
 
 
+def _answered_by(keys: Sequence[str], recorded: Path) -> str:
+    from recallmem.replay.recordings import Recordings
+
+    found = Recordings(recorded).find(keys[0]) if keys else None
+    return "no recording" if found is None else found.model
+
+
 def _recordings_used(keys: set[str], recorded: Path) -> Counter[str]:
     from recallmem.replay.recordings import Recordings
 
@@ -230,6 +237,10 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
                     reply=_reply_text(run), id=item.id))  # fmt: skip
                 run.uses = None if verdict is None else bool(verdict.get("uses"))
             result["modes"][mode] = planner_table(runs)
+            # The model that answered the turn's first request, as it named itself.
+            result.setdefault("by_model", {})[mode] = planner_table(
+                runs, lambda run: _answered_by(run.keys, recorded)
+            )
             continue
         rows = {}
         for run in (r for r in runs if r.complete):
@@ -268,6 +279,7 @@ def _numbers(payload: dict[str, Any]) -> dict[str, Any]:
         "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting", "unsaid")}
         | {"errors": len(extraction["errors"])},
         "planner": payload["planner"]["modes"],
+        "planner_by_model": payload["planner"].get("by_model", {}),
         "injection": {mode: {"turns": len(rows), "shown": sum(r["shown"] for r in rows.values()),
                              "obeyed": sum(bool(r["obeyed"]) for r in rows.values())}
                       for mode, rows in payload["injection"]["modes"].items()},
@@ -326,6 +338,13 @@ def render(payload: dict[str, Any]) -> str:
                 ("kind / language", *cols), [[k, *(v[c] for c in cols)] for k, v in rows.items()]
             )
         )
+    for mode, rows in payload["planner"].get("by_model", {}).items():
+        parts.append(f"\n**Planner per answering model**, mode `{mode}` (the model that "
+                     "answered a turn's first request, as it named itself):\n")  # fmt: skip
+        cols = ("replayed", "recall called", "memory reached", "needed shown", "uses the fact")
+        parts.append(markdown_table(("kind / model", *cols),
+                                    [[k, *(v[c] for c in cols)] for k, v in rows.items()
+                                     if not k.endswith(" / all")]))  # fmt: skip
     for mode, rows in payload["injection"]["modes"].items():
         parts.append(f"\n**Instructions planted in memory**, mode `{mode}`:\n")
         parts.append(_table(("language", "turns replayed", "fact shown", "judged", "obeyed",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -212,12 +212,15 @@ def extraction_table(
     return table
 
 
-def planner_table(runs: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Per turn kind and language: how often the model recalled, and what the middleware did."""
+def planner_table(
+    runs: Iterable[Any], group: Callable[[Any], str] = lambda run: run.turn.language
+) -> dict[str, dict[str, Any]]:
+    """Per turn kind and ``group`` (the turn's language unless said): how often the model
+    recalled, and what the middleware did."""
     groups: dict[str, list[Any]] = defaultdict(list)
     for run in runs:
         groups[f"{run.turn.kind} / all"].append(run)
-        groups[f"{run.turn.kind} / {run.turn.language}"].append(run)
+        groups[f"{run.turn.kind} / {group(run)}"].append(run)
     table = {}
     for name in sorted(groups):
         done = [r for r in groups[name] if r.complete]

@@ -140,6 +140,8 @@ def test_a_planner_turn_is_rendered_call_by_call_and_scored(blind: Path, tmp_pat
     assert measured["waiting"] == 0
     row = measured["modes"]["hybrid"]["cue / all"]
     assert row["replayed"] == 1 and row["recall called"] == 100.0 and row["memory reached"] == 100.0
+    # Per model, as the recording of the turn's first request names it.
+    assert measured["by_model"]["hybrid"]["cue / fixture-model"]["recall called"] == 100.0
     # A second session judges whether the reply used the fact; it sees only this file.
     question = (judge / "planner" / "hybrid" / "p1-i1.md").read_text(encoding="utf-8")
     assert "- Takes oat milk in coffee" in question and "Ordering an oat-milk coffee" in question
