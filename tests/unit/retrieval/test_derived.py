@@ -72,7 +72,7 @@ def test_updated_rows_equal_arrays_computed_from_scratch(
             if kind == "add" or not facts:
                 facts.append(_fact(len(facts), str(args[-1]) if kind != "status" else TEXTS[0]))
                 continue
-            row = int(args[0]) % len(facts)  # type: ignore[call-overload]
+            row = int(str(args[0])) % len(facts)
             old = facts[row]
             facts[row] = old.model_copy(update={
                 "status": {"status": Status.SUPERSEDED if old.status is Status.ACTIVE
