@@ -154,11 +154,9 @@ def _verdict(folder: Path, name: str, question: str) -> dict[str, Any] | None:
     return None
 
 
-def _answered_by(keys: Sequence[str], recorded: Path) -> str:
-    from recallmem.replay.recordings import Recordings
-
-    found = Recordings(recorded).find(keys[0]) if keys else None
-    return "no recording" if found is None else found.model
+def _answered_by(keys: Sequence[str], store: Any) -> str:
+    found = store.find(keys[0]) if keys else None
+    return "no recording" if found is None else str(found.model)
 
 
 def _recordings_used(keys: set[str], recorded: Path) -> Counter[str]:
@@ -207,6 +205,7 @@ def _reply_text(run: Any) -> str:
 
 def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes: list[str],
                   quick: bool = False) -> dict[str, Any]:  # fmt: skip
+    from recallmem.replay.recordings import Recordings
     from recallmem.text.quoting import quote_text
 
     from bench.record import injection_turns, planner_turns, variants
@@ -219,6 +218,7 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
     facts = {f.id: f.content for u in users for f in u.facts}
     items = {i.id: i for u in users for i in u.items}
     result: dict[str, Any] = {"modes": {}, "keys": set(), "waiting": 0}
+    store = Recordings(recorded)  # one listing of the folder, for every turn's model
     for mode, actual, settings in variants(kind, modes):
         runs = [run_turn(t, s, embeddings=embeddings, kind=kind, mode=actual,
                          recordings=recorded, settings=settings) for t, s in turns]  # fmt: skip
@@ -239,7 +239,7 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
             result["modes"][mode] = planner_table(runs)
             # The model that answered the turn's first request, as it named itself.
             result.setdefault("by_model", {})[mode] = planner_table(
-                runs, lambda run: _answered_by(run.keys, recorded)
+                runs, lambda run: _answered_by(run.keys, store)
             )
             continue
         rows = {}
