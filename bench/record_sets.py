@@ -1,7 +1,9 @@
 """The blind scenario sets a real model is recorded on, read and checked.
 
-Written by people who have not read the prompts (issue 23), outside the repository, by
-default under ``/work/blind`` (``RECALLMEM_BLIND`` overrides the folder):
+Written by people who have not read the prompts (issue 23), kept in the repository under
+``bench/data/blind/`` (``RECALLMEM_BLIND`` overrides the folder): the first sets lived
+outside it and were lost with the machine that held them, and with them every way to
+replay their recordings:
 
 - ``extract/conversations.json``: conversations, each of days of timed messages, with
   what should be stored (``expected``: facts with ``match`` keyword groups, supersedes,
@@ -24,9 +26,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
+BLIND_SETS = Path(__file__).resolve().parent / "data" / "blind"
+
+
 def blind_dir() -> Path:
-    """Where the blind sets are (``RECALLMEM_BLIND``, default ``/work/blind``)."""
-    return Path(os.environ.get("RECALLMEM_BLIND", "/work/blind"))
+    """Where the blind sets are (``RECALLMEM_BLIND``, default ``bench/data/blind``)."""
+    return Path(os.environ.get("RECALLMEM_BLIND", BLIND_SETS))
 
 
 class _Strict(BaseModel):
