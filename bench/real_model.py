@@ -9,7 +9,9 @@ labels (``bench.real_model_score``):
   todo due dates, final statuses, keywords in the other language, traps broken (per
   kind), secrets stored; overall and per language; and precision as judged, by the
   verdict of a second session that sees only the conversation and each stored fact
-  that matches no label (:func:`judged_extras`);
+  that matches no label (:func:`judged_extras`), and supersedes as judged: a change whose
+  old fact was replaced by a fact that lacks a word the label asks for is shown, with
+  the conversation, to a judge (:func:`judged_supersedes`);
 - **planner**: per turn kind and language, how often the model called ``recall``, how
   often the middleware fetched on a cue or forced a recall after a hedge ("memory
   reached": any of those), and how often every fact the turn needs was in what the model
@@ -21,7 +23,7 @@ labels (``bench.real_model_score``):
 
 Scenarios whose requests are not all recorded are left out and counted ("no
 recordings yet for N requests"). Tables go to docs/benchmarks.md (``real_model``); the
-first run that has recordings is also kept as ``bench/results/real_model_first_look.json``
+first run with every request answered is also kept as ``bench/results/real_model_first_look.json``
 (with its commit), never overwritten: the figures before any change they prompt.
 """
 
@@ -31,7 +33,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,46 @@ def judged_extras(conversation: Any, facts: Sequence[Any], judge: Path) -> list[
     return out
 
 
+SUPERSEDE_QUESTION = """\
+# Did the right note replace the old one?
+
+An assistant keeps notes about its user, written from their conversations. When
+something changes or was wrong, it marks an old note as replaced by a newer one. Read
+the conversation, the old note and the note that replaced it, and say whether it is
+right to replace the old note by that newer one: the newer note tells what took the old
+note's place (the new state of the same thing), or that what the old note says is over
+or was wrong. It is not right if the newer note is about something else.
+
+## The conversation
+{conversation}
+
+## The old note
+{old}
+
+## The note that replaced it
+{by}
+
+Write `{id}.verdict.json` beside this file:
+`{{"right": true or false, "reason": "<one sentence>", "model": "<your model's name>"}}`
+"""
+
+
+def judged_supersedes(
+    conversation: Any, replaced: Sequence[Mapping[str, str]], judge: Path
+) -> list[tuple[str, bool | None]]:
+    """Per change the labels count as missed although the old fact was replaced, its
+    kind and a judge's verdict on the fact that replaced it (None: not judged yet)."""
+    out = []
+    for item in replaced:
+        key = hashlib.sha1(f"{item['old']}\n{item['by']}".encode()).hexdigest()
+        name = f"{conversation.id}-s{key[:10]}"
+        question = SUPERSEDE_QUESTION.format(conversation=_transcript(conversation), id=name,
+                                             old=item["old"], by=item["by"])  # fmt: skip
+        verdict = _verdict(judge / "supersede", name, question)
+        out.append((item["kind"], None if verdict is None else bool(verdict["right"])))
+    return out
+
+
 def _verdict(folder: Path, name: str, question: str) -> dict[str, Any] | None:
     """The judge's verdict on ``name``, or None after writing the question for one."""
     verdict = folder / f"{name}.verdict.json"
@@ -188,6 +230,14 @@ def measure_extraction(
                 )
                 scores[run.id]["extra_right"] = sum(v is True for v in verdicts)
                 scores[run.id]["extra_unjudged"] = sum(v is None for v in verdicts)
+                replaced = judged_supersedes(
+                    conversation, scores[run.id]["superseded_otherwise"], judge
+                )
+                scores[run.id]["supersede_unjudged"] = sum(v is None for _, v in replaced)
+                scores[run.id]["supersede_judged"] = {
+                    kind: {"right": sum(v is True for k, v in replaced if k == kind)}
+                    for kind in ("change", "correction")
+                }
             expected = [e.model_dump() for e in conversation.expected.facts]
             unsaid["refused"] += len(run.unsaid)
             unsaid["true"] += sum(any(found_by(e, c) for e in expected) for c in run.unsaid)
@@ -297,7 +347,7 @@ def render(payload: dict[str, Any]) -> str:
         f"\n**Extraction** ({ext['complete']} of {ext['conversations']} conversations replayed):\n",
     ]
     columns = ("conversations", "expected", "stored", "recall", "precision", "precision judged",
-               "supersede", "old retired",
+               "supersede", "supersede judged", "old retired",
                "correction", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
     table = ext["table"]
     parts.append(

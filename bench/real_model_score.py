@@ -126,6 +126,7 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
     out["due_checked"] = len(dated)
     by_id = {f.id: f for f in facts}
     out["supersedes"] = {}
+    out["superseded_otherwise"] = []
     for link in conversation.expected.supersedes:
         olds, news = matches.get(link.old, []), matches.get(link.new, [])
         right = link.old in skipped or any(
@@ -141,6 +142,13 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
             bool(stale) and all(o.status.value != "active" or _ended(o, end) for o in stale)
             and any(n.status.value == "active" for n in news)
         )  # fmt: skip
+        # Replaced, but not by a fact holding every word the label asks for (a change
+        # told as two facts, "sold the car" and "takes the metro"): a judge says.
+        otherwise = [o for o in olds if not right and o.status.value == "superseded"
+                     and o.superseded_by in by_id and o.id not in {n.id for n in news}]  # fmt: skip
+        if otherwise:
+            out["superseded_otherwise"].append({"kind": link.kind, "old": otherwise[0].content,
+                                                "by": by_id[otherwise[0].superseded_by].content})  # fmt: skip
         tally = out["supersedes"].setdefault(link.kind, {"n": 0, "right": 0, "retired": 0})
         tally["n"] += 1
         tally["right"] += right
@@ -196,6 +204,11 @@ def extraction_table(
                                 else _share(matched + t["extra_right"], t["stored"]),
             "supersede": _share(t.get("supersedes", {}).get("change", {}).get("right", 0),
                                 t.get("supersedes", {}).get("change", {}).get("n", 0)),
+            # Misses a judge found right count for the model; None until all are judged.
+            "supersede judged": None if t.get("supersede_unjudged", 1) else _share(
+                t.get("supersedes", {}).get("change", {}).get("right", 0)
+                + t.get("supersede_judged", {}).get("change", {}).get("right", 0),
+                t.get("supersedes", {}).get("change", {}).get("n", 0)),
             "old retired": _share(t.get("supersedes", {}).get("change", {}).get("retired", 0),
                                   t.get("supersedes", {}).get("change", {}).get("n", 0)),
             "correction": _share(t.get("supersedes", {}).get("correction", {}).get("right", 0),

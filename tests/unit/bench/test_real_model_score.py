@@ -145,3 +145,32 @@ def test_a_judge_is_asked_about_each_extra_fact_once_and_its_verdict_read(tmp_pa
             encoding="utf-8",
         )
     assert judged_extras(CONVERSATION, [night, old], tmp_path) == [True, False]
+
+
+def test_an_old_fact_replaced_by_another_fact_goes_to_a_judge(tmp_path: Path) -> None:
+    from bench.real_model import judged_supersedes
+
+    other = fact("选了新的前端框架")
+    vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=other.id)
+    score = score_conversation(CONVERSATION, [vue, fact("决定改用 React"), other])
+    assert score["superseded_otherwise"] == [
+        {"kind": "change", "old": "用 Vue 写前端", "by": "选了新的前端框架"}
+    ]
+    assert judged_supersedes(CONVERSATION, score["superseded_otherwise"], tmp_path) == [
+        ("change", None)
+    ]
+    assert extraction_table({"c1": score}, {"c1": "zh"})["all"]["supersede judged"] is None
+    (question,) = (tmp_path / "supersede").glob("*.md")
+    assert "选了新的前端框架" in question.read_text(encoding="utf-8")
+    question.with_suffix(".verdict.json").write_text(json.dumps({"right": True}), "utf-8")
+    verdicts = judged_supersedes(CONVERSATION, score["superseded_otherwise"], tmp_path)
+    assert verdicts == [("change", True)]
+    score |= {"supersede_unjudged": 0, "supersede_judged": {"change": {"right": 1}}}
+    table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
+    assert table["supersede"] == 0.0 and table["supersede judged"] == 100.0
+
+
+def test_a_linked_supersede_asks_no_judge() -> None:
+    react = fact("决定改用 React")
+    vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=react.id)
+    assert score_conversation(CONVERSATION, [vue, react])["superseded_otherwise"] == []
