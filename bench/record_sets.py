@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
 BLIND_SETS = Path(__file__).resolve().parent / "data" / "blind"
 
 
