@@ -130,7 +130,9 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
     for link in conversation.expected.supersedes:
         olds, news = matches.get(link.old, []), matches.get(link.new, [])
         right = link.old in skipped or any(
-            o.status.value == "superseded" and (o.superseded_by in {n.id for n in news}
+            # Superseded, or superseded from a day still ahead (it holds until then).
+            (o.status.value == "superseded" or o.superseded_by is not None)
+            and (o.superseded_by in {n.id for n in news}
                                                 or any(n.supersedes == o.id for n in news))
             for o in olds
         )  # fmt: skip

@@ -52,7 +52,7 @@ from recallmem.extraction.write_plan import (
     ProfileChange,
     Supersede,
 )
-from recallmem.facts.expiry import resolve_local
+from recallmem.facts.expiry import resolve_local, start_local
 from recallmem.facts.near_duplicates import Match
 from recallmem.secrets.detector import find_secret, redact
 from recallmem.text.words import cjk_share, content_units, normalize
@@ -251,7 +251,21 @@ class _Planner:
         for request, old in replaced:
             self.touched.add(old.id)
             why = request.reason or ("corrected" if error else "replaced by a newer fact")
-            self.ops.append(Supersede(fact_id=old.id, by=fact.id, reason=why))
+            self.ops.append(Supersede(fact_id=old.id, by=fact.id, reason=why,
+                                      on=self._takes_effect(request)))  # fmt: skip
+
+    def _takes_effect(self, request: SupersedeRequest) -> datetime | None:
+        """When a change still ahead of the window begins; None if it has happened (or
+        its day is not one the calendar has: then the change counts from now)."""
+        if not request.effective_from:
+            return None
+        try:
+            on = start_local(request.effective_from, self.ctx.timezone)
+        except InvalidInputError:
+            return None
+        said = [u.said_at for u in self.ctx.window if u.said_at is not None]
+        window_at = datetime.fromtimestamp(max(said), UTC) if said else self.now
+        return on if on > window_at else None
 
     def leftovers(self) -> None:
         """Supersede requests without a stored replacement, confirmations, finished todos."""
@@ -265,7 +279,8 @@ class _Planner:
             elif request.replacement is None:
                 if request.reason:  # a retraction: "I no longer work there"
                     self.touched.add(target.id)
-                    self.ops.append(Supersede(fact_id=target.id, reason=request.reason))
+                    self.ops.append(Supersede(fact_id=target.id, reason=request.reason,
+                                              on=self._takes_effect(request)))  # fmt: skip
             elif index is None or index not in self.stored:
                 why = (
                     "its replacement was not stored"

@@ -107,6 +107,15 @@ class SupersedeRequest(BaseModel):
     fact_id: str = Field(min_length=1, alias="id")
     reason: str = ""
     replacement: str | None = None
+    effective_from: str | None = Field(
+        default=None,
+        alias="from",
+        description=(
+            "For a change still ahead (moving on the 28th): the first local day of the new "
+            "state, YYYY-MM-DD, or YYYY-MM-DDTHH:MM; the old fact holds until then. Null "
+            "when the change has happened."
+        ),
+    )
 
 
 class ProfileUpdate(BaseModel):
@@ -195,7 +204,7 @@ def _ids(value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_local_time(value: Any) -> str | None:
+def parse_local_time(value: Any, name: str = "valid_until") -> str | None:
     """A local date or date and time as the model wrote it, normalised; None if absent.
 
     >>> parse_local_time("2026-12-08"), parse_local_time(" 2026-12-08 18:30 "), parse_local_time("")
@@ -208,7 +217,7 @@ def parse_local_time(value: Any) -> str | None:
         return normalise_local(text)
     except ValueError:
         raise ValueError(
-            f"valid_until {text!r} is not a local date (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM)"
+            f"{name} {text!r} is not a local date (YYYY-MM-DD) or time (YYYY-MM-DDTHH:MM)"
         ) from None
 
 
@@ -302,11 +311,12 @@ def _supersede(item: Any) -> SupersedeRequest:
     if isinstance(item, str):
         return SupersedeRequest(fact_id=item.strip("[] "))
     if not isinstance(item, Mapping):
-        raise ValueError("a supersede entry must be an object with id, reason, replacement")
+        raise ValueError("a supersede entry must be an object with id, reason, replacement, from")
     return SupersedeRequest(
         fact_id=_text(item.get("id")).strip("[]"),
         reason=_text(item.get("reason")),
         replacement=_text(item.get("replacement")) or None,
+        effective_from=parse_local_time(item.get("from"), "from"),
     )
 
 

@@ -56,11 +56,17 @@ class Confirm(_Op):
 
 
 class Supersede(_Op):
-    """An existing fact is replaced (``by`` the new fact's id) or retracted; kept for audit."""
+    """An existing fact is replaced (``by`` the new fact's id) or retracted; kept for audit.
+
+    ``on``: when the change takes effect, if still ahead when the plan applies. The old
+    fact stays true and active until then, linked to its replacement, with that instant
+    as its ``valid_until``: it leaves recall by itself on the day.
+    """
 
     op: Literal["supersede"] = "supersede"
     fact_id: str
     by: str | None = None
+    on: UtcDatetime | None = None
 
 
 class MarkDone(_Op):
@@ -129,6 +135,16 @@ def _retire(fact: Fact, status: Status, reason: str, at: UtcDatetime, **extra: o
     )
 
 
+def _end_on(fact: Fact, on: UtcDatetime, op: Supersede, at: UtcDatetime) -> Fact | None:
+    end = on if fact.valid_until is None else min(fact.valid_until, on)
+    if fact.superseded_by == op.by and fact.valid_until == end:
+        return None  # applied already
+    note = Revision(content=fact.content, category=fact.category, at=at,
+                    reason=f"superseded from {on.isoformat()}: {op.reason}")  # fmt: skip
+    return fact.model_copy(update={"valid_until": end, "superseded_by": op.by, "updated_at": at,
+                                   "history": (*fact.history, note)})  # fmt: skip
+
+
 def _apply_one(op: _Op, fact: Fact | None, plan: Plan) -> Fact | None:
     """The record after ``op``, or None when there is nothing (more) to do."""
     at = plan.at
@@ -148,6 +164,8 @@ def _apply_one(op: _Op, fact: Fact | None, plan: Plan) -> Fact | None:
     if isinstance(op, Supersede):
         if fact.status is Status.SUPERSEDED:
             return None
+        if op.on is not None and op.on > at:
+            return _end_on(fact, op.on, op, at)
         return _retire(fact, Status.SUPERSEDED, f"superseded: {op.reason}", at, superseded_by=op.by)
     if isinstance(op, MarkDone):
         done = fact.status is Status.DONE

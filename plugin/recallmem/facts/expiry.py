@@ -73,6 +73,24 @@ def resolve_local(text: str, zone: tzinfo) -> datetime:
     return check_time(end, "valid_until", FOREVER_HINT)
 
 
+def start_local(text: str, zone: tzinfo) -> datetime:
+    """The UTC instant a local date or time in ``zone`` begins: a date from its first second.
+
+    The day a change still ahead takes effect ("moving on the 28th"): the fact it
+    replaces holds until then.
+
+    >>> from zoneinfo import ZoneInfo
+    >>> start_local("2026-12-28", ZoneInfo("Asia/Shanghai")).isoformat()
+    '2026-12-27T16:00:00+00:00'
+    """
+    day, clock = _parse_local(text)
+    try:
+        begins = datetime.combine(day, clock or time(), zone)
+    except OverflowError:
+        raise time_range_error(f"from {text!r}", FOREVER_HINT) from None
+    return check_time(begins, "from", FOREVER_HINT)
+
+
 def is_expired(fact: Fact, now: datetime) -> bool:
     """Whether the fact's ``valid_until`` has passed."""
     return fact.valid_until is not None and fact.valid_until <= now
