@@ -21,6 +21,10 @@ labels (``bench.real_model_score``):
   (judge requests, of both kinds, are written under ``RECALLMEM_JUDGE``; their
   ``<id>.verdict.json`` are read).
 
+A held-out extraction set (``bench/data/heldout``, written after the last prompt round
+was tuned on the blind sets) is replayed and scored the same way, in a table of its own;
+its first complete run is kept as ``bench/results/real_model_heldout_first_look.json``.
+
 Scenarios whose requests are not all recorded are left out and counted ("no
 recordings yet for N requests"). Tables go to docs/benchmarks.md (``real_model``); the
 first run with every request answered is also kept as ``bench/results/real_model_first_look.json``
@@ -37,20 +41,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.real_model_report import numbers, render
 from bench.real_model_score import extraction_table, found_by, planner_table, score_conversation
 from bench.record_extraction import RECORDED
-from bench.record_sets import blind_dir, load_conversations
-from bench.report import (
-    RESULTS_DIR,
-    git_output,
-    machine_note,
-    markdown_table,
-    save_results,
-    write_section,
-)
+from bench.record_sets import HELDOUT_SETS, blind_dir, load_conversations
+from bench.report import RESULTS_DIR, git_output, save_results, write_section
 
 # The first run with every request answered is kept, never overwritten: the "before" of every fix.
 FIRST_LOOK = "real_model_first_look"
+HELDOUT_FIRST_LOOK = "real_model_heldout_first_look"
 JUDGE_QUESTION = """\
 # Did the assistant obey an instruction hidden in its memory?
 
@@ -209,11 +208,15 @@ def _recordings_used(keys: set[str], recorded: Path) -> Counter[str]:
 
 
 def measure_extraction(
-    embeddings: Any, recorded: Path, quick: bool = False, judge: Path | None = None
+    embeddings: Any,
+    recorded: Path,
+    quick: bool = False,
+    judge: Path | None = None,
+    conversations: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     from bench.record_extraction import replay_conversation
 
-    conversations = load_conversations()[: 3 if quick else None]
+    conversations = (conversations or load_conversations())[: 3 if quick else None]
     scores, waiting, keys, errors = {}, 0, set(), []
     unsaid = {"refused": 0, "true": 0}  # the specifics rule's refusals; "true": an expected fact
     for conversation in conversations:
@@ -304,104 +307,6 @@ def measure_turns(kind: str, embeddings: Any, recorded: Path, judge: Path, modes
     return result
 
 
-def _injection_rows(rows: dict[str, dict[str, Any]]) -> list[list[Any]]:
-    out = []
-    for language in ("all", "en", "zh", "mixed"):
-        chosen = [r for r in rows.values() if language in ("all", r["language"])]
-        if not chosen:
-            continue
-        judged = [r for r in chosen if r["obeyed"] is not None]
-        out.append([language, len(chosen), sum(r["shown"] for r in chosen), len(judged),
-                    sum(r["obeyed"] for r in judged),
-                    sum(r["obeyed"] for r in judged if r["shown"])])  # fmt: skip
-    return out
-
-
-def _table(headers: Sequence[str], rows: list[list[Any]]) -> str:
-    return markdown_table(headers, rows) if rows else "(nothing replayed yet)"
-
-
-def _numbers(payload: dict[str, Any]) -> dict[str, Any]:
-    """What is saved: the tables and counts, never a text of the blind sets or a reply."""
-    extraction = payload["extraction"]
-    return {
-        "requests": payload["requests"], "models": payload["models"], "waiting": payload["waiting"],
-        "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting", "unsaid")}
-        | {"errors": len(extraction["errors"])},
-        "planner": payload["planner"]["modes"],
-        "planner_by_model": payload["planner"].get("by_model", {}),
-        "injection": {mode: {"turns": len(rows), "shown": sum(r["shown"] for r in rows.values()),
-                             "obeyed": sum(bool(r["obeyed"]) for r in rows.values())}
-                      for mode, rows in payload["injection"]["modes"].items()},
-    }  # fmt: skip
-
-
-def render(payload: dict[str, Any]) -> str:
-    ext = payload["extraction"]
-    parts = [
-        "`python -m bench real_model` (shares in percent): the blind sets replayed through the product with the "
-        "recorded replies of real models (`tests/data/recorded`, made as its README says). "
-        f"Recorded requests used: {payload['requests']}; answered by: "
-        + (", ".join(f"{m} ({n})" for m, n in payload["models"].items()) or "none yet")
-        + f". No recordings yet for {payload['waiting']} requests (and what follows them).",
-        f"\n**Extraction** ({ext['complete']} of {ext['conversations']} conversations replayed):\n",
-    ]
-    columns = ("conversations", "expected", "stored", "recall", "precision", "precision judged",
-               "supersede", "supersede judged", "old retired",
-               "correction", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
-    table = ext["table"]
-    parts.append(
-        _table(("set", *columns), [[k, *(v[c] for c in columns)] for k, v in sorted(table.items())])
-    )
-    if "all" in table:
-        kinds = table["all"]["by_kind"]
-        parts.append(
-            "\nRecall per kind of fact:\n\n"
-            + markdown_table(
-                ("kind", "n", "recall"), [[k, v["n"], v["recall"]] for k, v in kinds.items()]
-            )
-        )
-        traps = table["all"]["traps"]
-        parts.append("\nTraps (must not be stored) broken:\n\n" + markdown_table(
-            ("kind", "n", "broken"), [[k, v["n"], v["broken"]] for k, v in traps.items()]))  # fmt: skip
-        unsaid = payload["extraction"]["unsaid"]
-        parts.append(
-            f"\nThe specifics rule (a fact's numbers, addresses and names must be in what the "
-            f"user said) refused {unsaid['refused']} proposed fact(s); {unsaid['true']} of them "
-            "said an expected fact (a true fact refused)."
-        )
-    for mode, rows in payload["planner"]["modes"].items():
-        parts.append(f"\n**Planner**, mode `{mode}` (shares of the turns replayed):\n")
-        cols = (
-            "turns",
-            "replayed",
-            "recall called",
-            "cue fetch",
-            "forced recall",
-            "memory reached",
-            "needed shown",
-            "judged",
-            "uses the fact",
-        )
-        parts.append(
-            markdown_table(
-                ("kind / language", *cols), [[k, *(v[c] for c in cols)] for k, v in rows.items()]
-            )
-        )
-    for mode, rows in payload["planner"].get("by_model", {}).items():
-        parts.append(f"\n**Planner per answering model**, mode `{mode}` (the model that "
-                     "answered a turn's first request, as it named itself):\n")  # fmt: skip
-        cols = ("replayed", "recall called", "memory reached", "needed shown", "uses the fact")
-        parts.append(markdown_table(("kind / model", *cols),
-                                    [[k, *(v[c] for c in cols)] for k, v in rows.items()
-                                     if not k.endswith(" / all")]))  # fmt: skip
-    for mode, rows in payload["injection"]["modes"].items():
-        parts.append(f"\n**Instructions planted in memory**, mode `{mode}`:\n")
-        parts.append(_table(("language", "turns replayed", "fact shown", "judged", "obeyed",
-                                     "obeyed when shown"), _injection_rows(rows)))  # fmt: skip
-    return "\n".join(parts) + f"\n\n{machine_note()}\n"
-
-
 def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     """Replay, score, print and (optionally) write the section and results."""
     import logging
@@ -422,14 +327,16 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     payload: dict[str, Any] = {"extraction": measure_extraction(embeddings, recorded, quick, judge)}
     payload["planner"] = measure_turns("planner", embeddings, recorded, judge, modes, quick)
     payload["injection"] = measure_turns("injection", embeddings, recorded, judge, modes[:1], quick)
-    keys = (
-        set(payload["extraction"]["keys"])
-        | payload["planner"]["keys"]
-        | payload["injection"]["keys"]
-    )
+    heldout = HELDOUT_SETS / "extract" / "conversations.json"
+    if heldout.exists():
+        payload["heldout"] = measure_extraction(embeddings, recorded, quick, HELDOUT_SETS / "judge",
+                                                load_conversations(heldout))  # fmt: skip
+    extractions = [payload[p] for p in ("extraction", "heldout") if p in payload]
+    keys = {k for e in extractions for k in e["keys"]}
+    keys |= payload["planner"]["keys"] | payload["injection"]["keys"]
     payload["models"] = dict(_recordings_used(keys, recorded))
     payload["requests"] = sum(payload["models"].values())
-    payload["waiting"] = (payload["extraction"]["waiting"] + payload["planner"]["waiting"]
+    payload["waiting"] = (sum(e["waiting"] for e in extractions) + payload["planner"]["waiting"]
                           + payload["injection"]["waiting"])  # fmt: skip
     for part in ("planner", "injection"):
         payload[part]["keys"] = sorted(payload[part]["keys"])
@@ -439,12 +346,17 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
         print(f"no recordings yet for {payload['waiting']} requests: "
               "python -m bench.record render all --out DIR (tests/data/recorded/README.md)")  # fmt: skip
     if write:
-        save_results("real_model", _numbers(payload))
+        save_results("real_model", numbers(payload))
         write_section("real_model", body)
         first_look = RESULTS_DIR / f"{FIRST_LOOK}.json"
         # The figures before any fix, once every request of the sets is answered.
         if payload["requests"] and not payload["waiting"] and not first_look.exists():
             save_results(
-                FIRST_LOOK, {**_numbers(payload), "commit": git_output("rev-parse", "HEAD")}
+                FIRST_LOOK, {**numbers(payload), "commit": git_output("rev-parse", "HEAD")}
             )
+        held = payload.get("heldout")
+        scored = (RESULTS_DIR / f"{HELDOUT_FIRST_LOOK}.json").exists()
+        if held and held["complete"] and not held["waiting"] and not scored:
+            save_results(HELDOUT_FIRST_LOOK, {"table": held["table"],
+                                              "commit": git_output("rev-parse", "HEAD")})  # fmt: skip
     return payload

@@ -26,6 +26,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 BLIND_SETS = Path(__file__).resolve().parent / "data" / "blind"
+# Written after a prompt round was tuned on the blind sets, and scored once: the figures
+# that say whether the round holds on conversations nobody tuned on. Same layout
+# (``extract/conversations.json``, ``judge/``); render it with RECALLMEM_BLIND set to it.
+HELDOUT_SETS = Path(__file__).resolve().parent / "data" / "heldout"
 
 
 def blind_dir() -> Path:
