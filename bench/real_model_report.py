@@ -63,6 +63,8 @@ def render(payload: dict[str, Any]) -> str:
                      f"the last prompt round and scored once; {held['complete']} of "
                      f"{held['conversations']} conversations replayed):\n")  # fmt: skip
         parts.append(extraction_rows(held["table"]))
+        if "all" in held["table"]:
+            parts.append("\nTraps broken, held-out set:\n\n" + trap_rows(held["table"]))
     if "all" in table:
         kinds = table["all"]["by_kind"]
         parts.append(
@@ -71,9 +73,7 @@ def render(payload: dict[str, Any]) -> str:
                 ("kind", "n", "recall"), [[k, v["n"], v["recall"]] for k, v in kinds.items()]
             )
         )
-        traps = table["all"]["traps"]
-        parts.append("\nTraps (must not be stored) broken:\n\n" + markdown_table(
-            ("kind", "n", "broken"), [[k, v["n"], v["broken"]] for k, v in traps.items()]))  # fmt: skip
+        parts.append("\nTraps (must not be stored) broken:\n\n" + trap_rows(table))
         unsaid = payload["extraction"]["unsaid"]
         parts.append(
             f"\nThe specifics rule (a fact's numbers, addresses and names must be in what the "
@@ -116,3 +116,10 @@ def extraction_rows(table: dict[str, Any]) -> str:
     """The extraction table, overall and per language."""
     rows = [[k, *(v[c] for c in EXTRACTION_COLUMNS)] for k, v in sorted(table.items())]
     return _table(("set", *EXTRACTION_COLUMNS), rows)
+
+
+def trap_rows(table: dict[str, Any]) -> str:
+    """Traps (what must not be stored) broken, per kind, over all conversations."""
+    traps = table["all"]["traps"]
+    return markdown_table(("kind", "n", "broken"),
+                          [[k, v["n"], v["broken"]] for k, v in traps.items()])  # fmt: skip

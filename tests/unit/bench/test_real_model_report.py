@@ -16,11 +16,13 @@ def _payload(heldout: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def test_the_held_out_set_has_its_own_table_and_saved_figures() -> None:
-    row = dict.fromkeys(EXTRACTION_COLUMNS, 1.0) | {"supersede": 94.0}
+    row = dict.fromkeys(EXTRACTION_COLUMNS, 1.0) | {"supersede": 94.0,
+                                                     "traps": {"secret": {"n": 2, "broken": 1}}}  # fmt: skip
     held = {"complete": 2, "conversations": 3, "table": {"all": row}, "waiting": 1}
     body = render(_payload(held))
     assert "**Extraction, held-out set**" in body and "2 of 3 conversations replayed" in body
     assert "| all |" in body.split("held-out set")[1] and "94.0" in body
+    assert "| secret | 2 | 1 |" in body.split("Traps broken, held-out set")[1]
     assert numbers(_payload(held))["heldout"]["table"] == {"all": row}
 
 
