@@ -11,9 +11,9 @@ change to hygiene or storage that loses what the model got right fails here.
 
 The held-out set (``bench/data/heldout``) is replayed the same way, with its own
 floors. A conversation is replayed when every request of its days is recorded; at
-least ``FLOORS[...]["replayed"]`` must be. A change to a prompt, a tool description or what a request shows
-makes new requests, and this test then fails naming how many wait to be answered
-(``tests/data/recorded/README.md``, "After a prompt change").
+least ``FLOORS[...]["replayed"]`` must be. A change to a prompt, a tool description or
+what a request shows makes new requests, and this test then fails naming how many wait
+to be answered (``tests/data/recorded/README.md``, "After a prompt change").
 """
 
 from __future__ import annotations
