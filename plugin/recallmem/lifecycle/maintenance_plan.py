@@ -130,14 +130,10 @@ def apply_maintenance(
             raise ValueError(f"plan for user {plan.user_id!r} targets another user's fact")
         if isinstance(op, Expire):
             until = fact.valid_until.isoformat() if fact.valid_until else "?"
-            if fact.superseded_by:  # a change that was still ahead has taken effect
-                records.append(
-                    _retire(fact, Status.SUPERSEDED, f"superseded from {until}", plan.at)
-                )
-            else:
-                records.append(
-                    _retire(fact, Status.EXPIRED, f"expired: valid until {until}", plan.at)
-                )
+            # Linked to a replacement: a change that was still ahead has taken effect.
+            status, why = ((Status.SUPERSEDED, f"superseded from {until}") if fact.superseded_by
+                           else (Status.EXPIRED, f"expired: valid until {until}"))  # fmt: skip
+            records.append(_retire(fact, status, why, plan.at))
         elif isinstance(op, Fade):
             reason = f"faded: effective confidence {op.effective} below the floor"
             records.append(_retire(fact, Status.FADED, reason, plan.at))

@@ -74,7 +74,7 @@ def test_the_old_fact_is_superseded_when_its_day_comes() -> None:
     records, _ = apply_maintenance(
         plan_maintenance([kept], after, Decay(), retention_days=30), {kept.id: kept}
     )
-    ((gone,),) = [records]
+    (gone,) = records
     assert (gone.status, gone.superseded_by) == (Status.SUPERSEDED, kept.superseded_by)
 
 
