@@ -30,14 +30,14 @@ from bench.record_sets import HELDOUT_SETS, load_conversations
 # - the blind sets, 36 conversations: recall 98.2, supersede 89.4, old retired 91.5,
 #   corrections 92.0, due dates 96.6, keywords in the other language on 99.6 % of facts,
 #   5 of 147 traps broken, no secret;
-# - the held-out set, 12 conversations: recall 99.3, supersede 91.7, old retired 95.8,
-#   corrections 100, due dates 100, keywords on every fact, 1 of 62 traps broken.
+# - the held-out set, 30 conversations: recall 98.4, supersede 89.6, old retired 94.8,
+#   corrections 95.5, due dates 98.6, keywords on 99.8 %, 3 of 147 traps broken.
 # The floors leave a little room for a float's last bit in a near-duplicate decision.
 FLOORS = {
     "blind": {"replayed": 36, "recall": 97.0, "keywords cross": 99.0, "traps broken": 6,
               "supersede": 87.0, "old retired": 89.0, "correction": 90.0, "due dates": 93.0},
-    "heldout": {"replayed": 12, "recall": 98.0, "keywords cross": 99.0, "traps broken": 2,
-                "supersede": 90.0, "old retired": 94.0, "correction": 99.0, "due dates": 99.0},
+    "heldout": {"replayed": 30, "recall": 97.0, "keywords cross": 99.0, "traps broken": 4,
+                "supersede": 87.0, "old retired": 92.0, "correction": 93.0, "due dates": 97.0},
 }  # fmt: skip
 
 
