@@ -73,6 +73,7 @@ class Context:
     extractor: str | None = None
     prompt_version: str | None = None
     timezone: tzinfo = UTC  # the user's: where a local valid_until ends
+    said: datetime | None = None  # when the window's last message was said: its "Today"
 
 
 def _likeness(a: str, b: str) -> float:
@@ -263,9 +264,7 @@ class _Planner:
             on = start_local(request.effective_from, self.ctx.timezone)
         except InvalidInputError:
             return None
-        said = [u.said_at for u in self.ctx.window if u.said_at is not None]
-        window_at = datetime.fromtimestamp(max(said), UTC) if said else self.now
-        return on if on > window_at else None
+        return on if on > (self.ctx.said or self.now) else None
 
     def leftovers(self) -> None:
         """Supersede requests without a stored replacement, confirmations, finished todos."""

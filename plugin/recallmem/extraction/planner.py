@@ -111,6 +111,7 @@ class Planner:
             extractor=result.model_name or self.extractor_name,
             prompt_version=self.prompt.label,
             timezone=window.scope.zone,
+            said=window.said,
         )
         plan = make_plan(result, context, neighbours, policy=self.policy, now=now, rules=self.rules)
         # Each fact lands in the user's shared scope or the agent's own: each has its cap.

@@ -31,7 +31,8 @@ def plan_for(supersede: dict[str, object], now: datetime) -> tuple[Fact, Plan]:
                                        "confidence": 0.95, "evidence": MOVE}],
                             "supersede": [supersede]})  # fmt: skip
     window = (Utterance(id="m1", role="user", content=MOVE, said_at=SAID.timestamp()),)
-    context = Context(user_id="u", window=window, shown={"F1": old}, timezone=SHANGHAI)
+    context = Context(user_id="u", window=window, shown={"F1": old}, timezone=SHANGHAI,
+                      said=SAID)  # fmt: skip
     return old, make_plan(result, context, [[]], now=now)
 
 
@@ -97,7 +98,7 @@ def test_a_retraction_ahead_ends_the_fact_on_its_day() -> None:
     window = (Utterance(id="m1", role="user", content="I'm leaving Acme at the end of the month",
                         said_at=SAID.timestamp()),)  # fmt: skip
     plan = make_plan(result, Context(user_id="u", window=window, shown={"F1": old},
-                                     timezone=SHANGHAI), [], now=SAID)  # fmt: skip
+                                     timezone=SHANGHAI, said=SAID), [], now=SAID)  # fmt: skip
     (retraction,) = plan.operations
     assert isinstance(retraction, Supersede) and retraction.by is None
     (kept,) = apply_plan(Plan(user_id="u", at=SAID, operations=(retraction,)), {old.id: old})
