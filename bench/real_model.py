@@ -348,15 +348,16 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     if write:
         save_results("real_model", numbers(payload))
         write_section("real_model", body)
-        first_look = RESULTS_DIR / f"{FIRST_LOOK}.json"
         # The figures before any fix, once every request of the sets is answered.
-        if payload["requests"] and not payload["waiting"] and not first_look.exists():
-            save_results(
-                FIRST_LOOK, {**numbers(payload), "commit": git_output("rev-parse", "HEAD")}
-            )
-        held = payload.get("heldout")
-        scored = (RESULTS_DIR / f"{HELDOUT_FIRST_LOOK}.json").exists()
-        if held and held["complete"] and not held["waiting"] and not scored:
-            save_results(HELDOUT_FIRST_LOOK, {"table": held["table"],
-                                              "commit": git_output("rev-parse", "HEAD")})  # fmt: skip
+        _keep_first_look(FIRST_LOOK, numbers(payload),
+                         bool(payload["requests"]) and not payload["waiting"])  # fmt: skip
+        if held := payload.get("heldout"):
+            _keep_first_look(HELDOUT_FIRST_LOOK, {"table": held["table"]},
+                             bool(held["complete"]) and not held["waiting"])  # fmt: skip
     return payload
+
+
+def _keep_first_look(name: str, figures: dict[str, Any], complete: bool) -> None:
+    """Saves ``figures`` (with the commit) as ``name`` once complete, never overwriting."""
+    if complete and not (RESULTS_DIR / f"{name}.json").exists():
+        save_results(name, {**figures, "commit": git_output("rev-parse", "HEAD")})

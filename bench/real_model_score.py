@@ -129,17 +129,17 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
     out["superseded_otherwise"] = []
     for link in conversation.expected.supersedes:
         olds, news = matches.get(link.old, []), matches.get(link.new, [])
+        new_ids = {n.id for n in news}
         right = link.old in skipped or any(
             # Superseded, or superseded from a day still ahead (it holds until then).
             (o.status.value == "superseded" or o.superseded_by is not None)
-            and (o.superseded_by in {n.id for n in news}
-                                                or any(n.supersedes == o.id for n in news))
+            and (o.superseded_by in new_ids or any(n.supersedes == o.id for n in news))
             for o in olds
         )  # fmt: skip
         # Out of recall all the same: every fact saying only the old thing is retired (by
         # a supersede to another of the day's facts, done, or past its date when the
         # conversation ends), and the new one is active.
-        stale = [o for o in olds if o.id not in {n.id for n in news}]
+        stale = [o for o in olds if o.id not in new_ids]
         retired = right or (
             bool(stale) and all(o.status.value != "active" or _ended(o, end) for o in stale)
             and any(n.status.value == "active" for n in news)
@@ -147,7 +147,7 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
         # Replaced, but not by a fact holding every word the label asks for (a change
         # told as two facts, "sold the car" and "takes the metro"): a judge says.
         otherwise = [o for o in olds if not right and o.status.value == "superseded"
-                     and o.superseded_by in by_id and o.id not in {n.id for n in news}]  # fmt: skip
+                     and o.superseded_by in by_id and o.id not in new_ids]  # fmt: skip
         if otherwise:
             out["superseded_otherwise"].append({"kind": link.kind, "old": otherwise[0].content,
                                                 "by": by_id[otherwise[0].superseded_by].content})  # fmt: skip
@@ -196,6 +196,9 @@ def extraction_table(
     table = {}
     for name, t in groups.items():
         matched = t["stored"] - t["extra"]
+        changes = t.get("supersedes", {}).get("change", {})
+        corrections = t.get("supersedes", {}).get("correction", {})
+        judged_right = t.get("supersede_judged", {}).get("change", {}).get("right", 0)
         table[name] = {
             "conversations": sum(1 for c in scores if name in ("all", languages[c])),
             "expected": t["expected"], "stored": t["stored"],
@@ -204,17 +207,12 @@ def extraction_table(
             # Extras a judge found right count for the model; None until all are judged.
             "precision judged": None if t.get("extra_unjudged", 1)
                                 else _share(matched + t["extra_right"], t["stored"]),
-            "supersede": _share(t.get("supersedes", {}).get("change", {}).get("right", 0),
-                                t.get("supersedes", {}).get("change", {}).get("n", 0)),
+            "supersede": _share(changes.get("right", 0), changes.get("n", 0)),
             # Misses a judge found right count for the model; None until all are judged.
-            "supersede judged": None if t.get("supersede_unjudged", 1) else _share(
-                t.get("supersedes", {}).get("change", {}).get("right", 0)
-                + t.get("supersede_judged", {}).get("change", {}).get("right", 0),
-                t.get("supersedes", {}).get("change", {}).get("n", 0)),
-            "old retired": _share(t.get("supersedes", {}).get("change", {}).get("retired", 0),
-                                  t.get("supersedes", {}).get("change", {}).get("n", 0)),
-            "correction": _share(t.get("supersedes", {}).get("correction", {}).get("right", 0),
-                                 t.get("supersedes", {}).get("correction", {}).get("n", 0)),
+            "supersede judged": None if t.get("supersede_unjudged", 1)
+                                else _share(changes.get("right", 0) + judged_right, changes.get("n", 0)),
+            "old retired": _share(changes.get("retired", 0), changes.get("n", 0)),
+            "correction": _share(corrections.get("right", 0), corrections.get("n", 0)),
             "due dates": _share(t["due_right"], t["due_checked"]),
             "final status": _share(t["status_right"], t["status_checked"]),
             "keywords cross": _share(t["keywords_cross"], t["stored"]),
