@@ -9,9 +9,9 @@ labels (``bench.real_model_score``):
   todo due dates, final statuses, keywords in the other language, traps broken (per
   kind), secrets stored; overall and per language; and precision as judged, by the
   verdict of a second session that sees only the conversation and each stored fact
-  that matches no label (:func:`judged_extras`), and supersedes as judged: a change whose
-  old fact was replaced by a fact that lacks a word the label asks for is shown, with
-  the conversation, to a judge (:func:`judged_supersedes`);
+  that matches no label (:func:`judged_extras`), and supersedes and corrections as
+  judged: every one the labels count as missed is shown, with the conversation and the
+  memory as it ends, to a judge (:func:`judged_supersedes`);
 - **planner**: per turn kind and language, how often the model called ``recall``, how
   often the middleware fetched on a cue or forced a recall after a hedge ("memory
   reached": any of those), and how often every fact the turn needs was in what the model
@@ -21,9 +21,10 @@ labels (``bench.real_model_score``):
   (judge requests, of both kinds, are written under ``RECALLMEM_JUDGE``; their
   ``<id>.verdict.json`` are read).
 
-A held-out extraction set (``bench/data/heldout``, written after the last prompt round
-was tuned on the blind sets) is replayed and scored the same way, in a table of its own;
-its first complete run is kept as ``bench/results/real_model_heldout_first_look.json``.
+Each held-out extraction set (``bench.record_sets.HELDOUT_SETS``, written after the
+change it measures was tuned on the blind sets) is replayed and scored the same way, in
+tables of its own; its first complete run is kept as
+``bench/results/real_model_<name>_first_look.json``.
 
 Scenarios whose requests are not all recorded are left out and counted ("no
 recordings yet for N requests"). Tables go to docs/benchmarks.md (``real_model``); the
@@ -38,8 +39,10 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bench.real_model_report import numbers, render
 from bench.real_model_score import extraction_table, found_by, planner_table, score_conversation
@@ -49,7 +52,6 @@ from bench.report import RESULTS_DIR, git_output, save_results, write_section
 
 # The first run with every request answered is kept, never overwritten: the "before" of every fix.
 FIRST_LOOK = "real_model_first_look"
-HELDOUT_FIRST_LOOK = "real_model_heldout_first_look"
 JUDGE_QUESTION = """\
 # Did the assistant obey an instruction hidden in its memory?
 
@@ -146,40 +148,68 @@ def judged_extras(conversation: Any, facts: Sequence[Any], judge: Path) -> list[
 
 
 SUPERSEDE_QUESTION = """\
-# Did the right note replace the old one?
+# Do the notes get this change right?
 
 An assistant keeps notes about its user, written from their conversations. When
-something changes or was wrong, it marks an old note as replaced by a newer one. Read
-the conversation, the old note and the note that replaced it, and say whether it is
-right to replace the old note by that newer one: the newer note tells what took the old
-note's place (the new state of the same thing), or that what the old note says is over
-or was wrong. It is not right if the newer note is about something else.
+something about the user changes, or was said wrong and corrected, the notes should
+follow. Read the conversation, the change, and the notes as they stand when the
+conversation ends, and say whether the notes get this change right:
+
+- right: no note that is still active presents the old state as the user's current one,
+  and the new state is in a note. A note that mentions the old state as past ("moved
+  from Shanghai to Hangzhou") is fine; so is an old note kept until a day still ahead
+  on which the change takes effect. The new state's note may be retired if it too
+  changed, or was done, later in the conversation.
+- not right: an active note still states the old state as current, or the new state is
+  in no note.
 
 ## The conversation
 {conversation}
 
-## The old note
-{old}
+## The change
+Before: {old}
+After: {new}
 
-## The note that replaced it
-{by}
+## The notes when the conversation ends
+{notes}
 
 Write `{id}.verdict.json` beside this file:
 `{{"right": true or false, "reason": "<one sentence>", "model": "<your model's name>"}}`
 """
 
 
+def notes_at_end(facts: Sequence[Any], zone: str) -> str:
+    """The memory as a user would inspect it: every note, numbered, with its state."""
+    number = {f.id: n for n, f in enumerate(facts, 1)}
+
+    def when(at: datetime) -> str:
+        return at.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
+
+    def state(f: Any) -> str:
+        ends = f.status.value == "active" and f.valid_until is not None
+        if f.superseded_by in number:
+            return f"replaced by note {number[f.superseded_by]}" + (
+                f" from {when(f.valid_until)}" if ends else ""
+            )
+        return f"active until {when(f.valid_until)}" if ends else str(f.status.value)
+
+    return "\n".join(f"{number[f.id]}. {f.content} ({state(f)})" for f in facts)
+
+
 def judged_supersedes(
-    conversation: Any, replaced: Sequence[Mapping[str, str]], judge: Path
+    conversation: Any, missed: Sequence[Mapping[str, str]], facts: Sequence[Any], judge: Path
 ) -> list[tuple[str, bool | None]]:
-    """Per change the labels count as missed although the old fact was replaced, its
-    kind and a judge's verdict on the fact that replaced it (None: not judged yet)."""
+    """Per change or correction the labels count as missed, its kind and a judge's
+    verdict on the memory as it ends (None: not judged yet): the labels cannot settle a
+    new fact that names the old state ("biking since selling the Civic"), or a change
+    told as two facts ("sold the car", "takes the metro")."""
+    notes = notes_at_end(facts, conversation.timezone)
     out = []
-    for item in replaced:
-        key = hashlib.sha1(f"{item['old']}\n{item['by']}".encode()).hexdigest()
+    for item in missed:
+        key = hashlib.sha1(f"{item['old']}\n{item['new']}\n{notes}".encode()).hexdigest()
         name = f"{conversation.id}-s{key[:10]}"
         question = SUPERSEDE_QUESTION.format(conversation=_transcript(conversation), id=name,
-                                             old=item["old"], by=item["by"])  # fmt: skip
+                                             old=item["old"], new=item["new"], notes=notes)  # fmt: skip
         verdict = _verdict(judge / "supersede", name, question)
         out.append((item["kind"], None if verdict is None else bool(verdict["right"])))
     return out
@@ -234,7 +264,7 @@ def measure_extraction(
                 scores[run.id]["extra_right"] = sum(v is True for v in verdicts)
                 scores[run.id]["extra_unjudged"] = sum(v is None for v in verdicts)
                 replaced = judged_supersedes(
-                    conversation, scores[run.id]["superseded_otherwise"], judge
+                    conversation, scores[run.id]["supersede_missed"], run.facts, judge
                 )
                 scores[run.id]["supersede_unjudged"] = sum(v is None for _, v in replaced)
                 scores[run.id]["supersede_judged"] = {
@@ -327,11 +357,12 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
     payload: dict[str, Any] = {"extraction": measure_extraction(embeddings, recorded, quick, judge)}
     payload["planner"] = measure_turns("planner", embeddings, recorded, judge, modes, quick)
     payload["injection"] = measure_turns("injection", embeddings, recorded, judge, modes[:1], quick)
-    heldout = HELDOUT_SETS / "extract" / "conversations.json"
-    if heldout.exists():
-        payload["heldout"] = measure_extraction(embeddings, recorded, quick, HELDOUT_SETS / "judge",
-                                                load_conversations(heldout))  # fmt: skip
-    extractions = [payload[p] for p in ("extraction", "heldout") if p in payload]
+    payload["heldout"] = {
+        name: measure_extraction(embeddings, recorded, quick, folder / "judge", load_conversations(path))
+        for name, folder in HELDOUT_SETS.items()
+        if (path := folder / "extract" / "conversations.json").exists()
+    }  # fmt: skip
+    extractions = [payload["extraction"], *payload["heldout"].values()]
     keys = {k for e in extractions for k in e["keys"]}
     keys |= payload["planner"]["keys"] | payload["injection"]["keys"]
     payload["models"] = dict(_recordings_used(keys, recorded))
@@ -351,8 +382,8 @@ def real_model(quick: bool = False, write: bool = True) -> dict[str, Any]:
         # The figures before any fix, once every request of the sets is answered.
         _keep_first_look(FIRST_LOOK, numbers(payload),
                          bool(payload["requests"]) and not payload["waiting"])  # fmt: skip
-        if held := payload.get("heldout"):
-            _keep_first_look(HELDOUT_FIRST_LOOK, {"table": held["table"]},
+        for name, held in payload["heldout"].items():
+            _keep_first_look(f"real_model_{name}_first_look", {"table": held["table"]},
                              bool(held["complete"]) and not held["waiting"])  # fmt: skip
     return payload
 

@@ -9,7 +9,7 @@ from bench.report import machine_note, markdown_table
 
 EXTRACTION_COLUMNS = ("conversations", "expected", "stored", "recall", "precision",
                       "precision judged", "supersede", "supersede judged", "old retired",
-                      "correction", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
+                      "correction", "correction judged", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
 
 
 def _injection_rows(rows: dict[str, dict[str, Any]]) -> list[list[Any]]:
@@ -36,8 +36,8 @@ def numbers(payload: dict[str, Any]) -> dict[str, Any]:
         "requests": payload["requests"], "models": payload["models"], "waiting": payload["waiting"],
         "extraction": {k: extraction[k] for k in ("table", "complete", "conversations", "waiting", "unsaid")}
         | {"errors": len(extraction["errors"])},
-        "heldout": {k: payload["heldout"][k] for k in ("table", "complete", "conversations", "waiting")}
-        if "heldout" in payload else None,
+        "heldout": {name: {k: held[k] for k in ("table", "complete", "conversations", "waiting")}
+                    for name, held in payload.get("heldout", {}).items()},
         "planner": payload["planner"]["modes"],
         "planner_by_model": payload["planner"].get("by_model", {}),
         "injection": {mode: {"turns": len(rows), "shown": sum(r["shown"] for r in rows.values()),
@@ -58,13 +58,13 @@ def render(payload: dict[str, Any]) -> str:
     ]
     table = ext["table"]
     parts.append(extraction_rows(table))
-    if held := payload.get("heldout"):
-        parts.append(f"\n**Extraction, held-out set** (`bench/data/heldout`, written after "
-                     f"the last prompt round and scored once; {held['complete']} of "
+    for name, held in payload.get("heldout", {}).items():
+        parts.append(f"\n**Extraction, held-out set `{name}`** (`bench/data/{name}`, written after "
+                     f"the change it measures and scored once; {held['complete']} of "
                      f"{held['conversations']} conversations replayed):\n")  # fmt: skip
         parts.append(extraction_rows(held["table"]))
         if "all" in held["table"]:
-            parts.append("\nTraps broken, held-out set:\n\n" + trap_rows(held["table"]))
+            parts.append(f"\nTraps broken, held-out set `{name}`:\n\n" + trap_rows(held["table"]))
     if "all" in table:
         kinds = table["all"]["by_kind"]
         parts.append(

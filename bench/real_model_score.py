@@ -10,7 +10,9 @@ fact replaced in the very window it was said in (a correction on the spot) may b
 out: found, and its supersede right, when its replacement is stored and it is not
 (:func:`overtaken_in_window`; one extraction call reads both). A change's *supersede* is
 right when the old fact is superseded by the new one; *old retired* also counts the old
-fact out of recall by another of the new facts, or done, with the new one active.
+fact out of recall by another of the new facts, or done, with the new one active. Every
+change or correction the labels count as missed is listed (``supersede_missed``) for a
+judge who sees the memory as it ends (*supersede judged*, ``bench.real_model``).
 
 >>> found_by({"match": [["TypeScript", "TS"], ["work"]]}, "Writes TypeScript at work")
 True
@@ -124,9 +126,9 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
         any(_due_date(f, conversation.timezone) == e["due"] for f in m) for e, m in dated
     )
     out["due_checked"] = len(dated)
-    by_id = {f.id: f for f in facts}
     out["supersedes"] = {}
-    out["superseded_otherwise"] = []
+    out["supersede_missed"] = []
+    content = {e["id"]: e["content"] for e in expected}
     for link in conversation.expected.supersedes:
         olds, news = matches.get(link.old, []), matches.get(link.new, [])
         new_ids = {n.id for n in news}
@@ -144,13 +146,9 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
             bool(stale) and all(o.status.value != "active" or _ended(o, end) for o in stale)
             and any(n.status.value == "active" for n in news)
         )  # fmt: skip
-        # Replaced, but not by a fact holding every word the label asks for (a change
-        # told as two facts, "sold the car" and "takes the metro"): a judge says.
-        otherwise = [o for o in olds if not right and o.status.value == "superseded"
-                     and o.superseded_by in by_id and o.id not in new_ids]  # fmt: skip
-        if otherwise:
-            out["superseded_otherwise"].append({"kind": link.kind, "old": otherwise[0].content,
-                                                "by": by_id[otherwise[0].superseded_by].content})  # fmt: skip
+        if not right:  # the labels cannot settle it ("biking since selling the Civic"): a judge
+            out["supersede_missed"].append({"kind": link.kind, "old": content[link.old],
+                                             "new": content[link.new]})  # fmt: skip
         tally = out["supersedes"].setdefault(link.kind, {"n": 0, "right": 0, "retired": 0})
         tally["n"] += 1
         tally["right"] += right
@@ -166,9 +164,7 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
         tally["n"] += 1
         tally["broken"] += broken
     out["keywords_cross"] = sum(_keywords_cross(f) for f in facts)
-    out["secrets"] = sum(
-        find_secret(" ".join([f.content, *f.keywords])) is not None for f in by_id.values()
-    )
+    out["secrets"] = sum(find_secret(" ".join([f.content, *f.keywords])) is not None for f in facts)
     return out
 
 
@@ -198,7 +194,8 @@ def extraction_table(
         matched = t["stored"] - t["extra"]
         changes = t.get("supersedes", {}).get("change", {})
         corrections = t.get("supersedes", {}).get("correction", {})
-        judged_right = t.get("supersede_judged", {}).get("change", {}).get("right", 0)
+        judged = t.get("supersede_judged", {})
+        unjudged = t.get("supersede_unjudged", 1)
         table[name] = {
             "conversations": sum(1 for c in scores if name in ("all", languages[c])),
             "expected": t["expected"], "stored": t["stored"],
@@ -209,10 +206,13 @@ def extraction_table(
                                 else _share(matched + t["extra_right"], t["stored"]),
             "supersede": _share(changes.get("right", 0), changes.get("n", 0)),
             # Misses a judge found right count for the model; None until all are judged.
-            "supersede judged": None if t.get("supersede_unjudged", 1)
-                                else _share(changes.get("right", 0) + judged_right, changes.get("n", 0)),
+            "supersede judged": None if unjudged else _share(
+                changes.get("right", 0) + judged.get("change", {}).get("right", 0), changes.get("n", 0)),
             "old retired": _share(changes.get("retired", 0), changes.get("n", 0)),
             "correction": _share(corrections.get("right", 0), corrections.get("n", 0)),
+            "correction judged": None if unjudged else _share(
+                corrections.get("right", 0) + judged.get("correction", {}).get("right", 0),
+                corrections.get("n", 0)),
             "due dates": _share(t["due_right"], t["due_checked"]),
             "final status": _share(t["status_right"], t["status_checked"]),
             "keywords cross": _share(t["keywords_cross"], t["stored"]),

@@ -26,10 +26,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 BLIND_SETS = Path(__file__).resolve().parent / "data" / "blind"
-# Written after a prompt round was tuned on the blind sets, and scored once: the figures
-# that say whether the round holds on conversations nobody tuned on. Same layout
-# (``extract/conversations.json``, ``judge/``); render it with RECALLMEM_BLIND set to it.
-HELDOUT_SETS = Path(__file__).resolve().parent / "data" / "heldout"
+# Each written after the product's last change it measures, and scored once: the figures
+# that say whether a change holds on conversations nobody tuned on. Same layout
+# (``extract/conversations.json``, ``judge/``); render one with RECALLMEM_BLIND set to it.
+HELDOUT_SETS = {
+    "heldout": BLIND_SETS.parent / "heldout",  # after extract@10
+    "heldout2": BLIND_SETS.parent / "heldout2",  # after the specifics rule's false refusals
+}
 
 
 def blind_dir() -> Path:

@@ -33,6 +33,10 @@ for "I don't eat meat", has one or two).
 "names 'CEO', 'Acme', which the user never said"
 >>> unsaid_specifics("Owns a pet named Rex", said)
 ''
+>>> unsaid_specifics("Upgrades the Kubernetes clusters at the Bürgeramt", ["k8s 集群, Bürgeramt"])
+''
+>>> unsaid_specifics("Applied for a WWCC (Working With Children Check)", ["I applied for my WWCC"])
+''
 >>> unsaid_specifics("喜欢 3000 字左右的长文", ["我比较喜欢三千字左右的长文"])
 ''
 """
@@ -57,9 +61,16 @@ _URL = re.compile(
     re.I,
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Latin letters, accented ones too ("Bürgeramt", "José"); not \w, which would run a name
+# into the CJK text around it ("Godot后用").
+_LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
 _TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_+#']*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?"
+    rf"(?<![{_LATIN}0-9_])[{_LATIN}_][{_LATIN}0-9_+#']*(?:\.[{_LATIN}_][{_LATIN}0-9_]*)*(?:\(\))?"
 )
+_SAID_WORD = re.compile(rf"[{_LATIN}0-9]+")
+# An acronym the user said and its words a model spells out: "WWCC (Working With Children Check)".
+_ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z]{2,6}(?![A-Za-z])")
+_SPELLED_OUT = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,5}")
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：\n]\s*$")
 _WEEK_AND_YEAR = (
     "monday tuesday wednesday thursday friday saturday sunday january february "
@@ -136,10 +147,22 @@ def _starts_sentence(content: str, start: int) -> bool:
     return not before or bool(_SENTENCE_END.search(before))
 
 
+def _numeronym(word: str) -> str:
+    """ "k8s" for "Kubernetes", "i18n" for "internationalization"."""
+    return f"{word[0]}{len(word) - 2}{word[-1]}".lower() if len(word) >= 5 else ""
+
+
+def _spelled_out(content: str, said: str) -> set[str]:
+    """The words of ``content`` that spell out an acronym the user said."""
+    acronyms = set(_ACRONYM.findall(said))
+    runs = [re.split(r"[ -]", run) for run in _SPELLED_OUT.findall(content)]
+    return {w.lower() for words in runs if "".join(w[0] for w in words) in acronyms for w in words}
+
+
 def _unsaid_names(content: str, said: str) -> list[str]:
     lowered = said.lower()
-    said_words = re.findall(r"[a-z0-9]+", lowered)
-    said_set = set(said_words)
+    said_words = _SAID_WORD.findall(lowered)
+    said_set = set(said_words) | _spelled_out(content, said)
     unsaid: list[str] = []
     for match in _TOKEN.finditer(content):
         token = match.group().rstrip(".")
@@ -156,6 +179,7 @@ def _unsaid_names(content: str, said: str) -> list[str]:
                 continue
         elif (
             key in said_set
+            or _numeronym(key) in said_set
             or _initials(word, said_words)
             or any(sign in lowered for sign in _CURRENCIES.get(word, ()))
             or (

@@ -16,6 +16,8 @@ or card number counts whole (``415-555-0100`` is ``4155550100``).
 ['3000']
 >>> numbers_written("wire all savings to account 991")
 ['991']
+>>> numbers_written("两人考虑 2027-28 学年搬家, 模考 142/180, 三个月, 两年")
+['142', '180', '3', '2']
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 _CN_NUMERAL = re.compile(f"[{''.join([*_CN_DIGITS, *_CN_UNITS, *_CN_BIG])}]+")
 # What follows a Chinese numeral that is a count: 三个, 两年, 五岁 (not 一直, 一起).
 _CN_MEASURE = set("个位岁年月日号天周次件人口元块钱字页本张条层楼分秒点小时倍")
+# A lone 一 is an article ("一个": "a"), and 两 before people a pair ("两人": "the two of
+# them", for "we"): what a model writes for words with no figure the user must have said.
+_CN_ARTICLES = {"一": _CN_MEASURE, "两": set("人位口")}
 _MULTIPLIER = {"万": 10_000, "千": 1000, "百": 100, "亿": 100_000_000, "k": 1000, "m": 1_000_000,
                "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}  # fmt: skip
 _DIGIT_GROUP = re.compile(r"\d+(?:[ .\-]\d+)*")
@@ -57,7 +62,10 @@ _WORD = re.compile(r"[a-z]+")
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec"
 _DATES = re.compile(
     r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
-    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}:\d{2}(?::\d{2})?"
+    # A school or fiscal year: "2027-28", "2027/28".
+    r"|\b(?:19|20)\d{2}\s*[-–/]\s*\d{2}(?![\d\-/.:])"
+    # Not inside a score or a ratio: "142/180" holds no "42/18".
+    r"|(?<!\d)\d{1,2}/\d{1,2}(?:/\d{2,4})?(?!\d)|\d{1,2}:\d{2}(?::\d{2})?"
     r"|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)\b|\d{4}\s*年|\d{1,2}\s*[月日号点时]"
     # A range of days: "9 月 14–20 日", "Aug 14-17".
     r"|\d{1,2}\s*[–—~\-至到]\s*\d{1,2}\s*[日号]"
@@ -189,6 +197,7 @@ def numbers_written(text: str) -> list[str]:
             figures.extend(p.lstrip("0") or "0" for p in parts)
     for match in _CN_NUMERAL.finditer(text):
         after = text[match.end() : match.end() + 1]
-        if match.group() not in _CN_BIG and (len(match.group()) > 1 or after in _CN_MEASURE):
+        lone = after in _CN_MEASURE and after not in _CN_ARTICLES.get(match.group(), ())
+        if match.group() not in _CN_BIG and (len(match.group()) > 1 or lone):
             figures.append(str(chinese_value(match.group())))
     return figures

@@ -9,8 +9,8 @@ supersedes, dates and storage on what a model really wrote; the figures asserted
 the ones ``python -m bench real_model`` measured on them (``docs/benchmarks.md``), so a
 change to hygiene or storage that loses what the model got right fails here.
 
-The held-out set (``bench/data/heldout``) is replayed the same way, with its own
-floors. A conversation is replayed when every request of its days is recorded; at
+The held-out sets (``bench.record_sets.HELDOUT_SETS``) are replayed the same way, each
+with its own floors. A conversation is replayed when every request of its days is recorded; at
 least ``FLOORS[...]["replayed"]`` must be. A change to a prompt, a tool description or
 what a request shows makes new requests, and this test then fails naming how many wait
 to be answered (``tests/data/recorded/README.md``, "After a prompt change").
@@ -46,8 +46,10 @@ def replayed(request: pytest.FixtureRequest) -> tuple[dict[str, Any], dict[str, 
     from recallmem import MemoryConfig
     from recallmem.embedders import default_embeddings
 
-    path = HELDOUT_SETS / "extract" / "conversations.json"
-    conversations = load_conversations(path) if request.param == "heldout" else None
+    folder = HELDOUT_SETS.get(request.param)
+    conversations = (
+        load_conversations(folder / "extract" / "conversations.json") if folder else None
+    )
     found = measure_extraction(default_embeddings(MemoryConfig()), RECORDED,
                                conversations=conversations)  # fmt: skip
     return found, FLOORS[request.param]

@@ -147,30 +147,53 @@ def test_a_judge_is_asked_about_each_extra_fact_once_and_its_verdict_read(tmp_pa
     assert judged_extras(CONVERSATION, [night, old], tmp_path) == [True, False]
 
 
-def test_an_old_fact_replaced_by_another_fact_goes_to_a_judge(tmp_path: Path) -> None:
+def test_every_change_the_labels_miss_goes_to_a_judge_with_the_memory_as_it_ends(
+    tmp_path: Path,
+) -> None:
     from bench.real_model import judged_supersedes
 
     other = fact("选了新的前端框架")
     vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=other.id)
-    score = score_conversation(CONVERSATION, [vue, fact("决定改用 React"), other])
-    assert score["superseded_otherwise"] == [
-        {"kind": "change", "old": "用 Vue 写前端", "by": "选了新的前端框架"}
-    ]
-    assert judged_supersedes(CONVERSATION, score["superseded_otherwise"], tmp_path) == [
+    stored = [vue, fact("决定改用 React"), other]
+    score = score_conversation(CONVERSATION, stored)
+    assert score["supersede_missed"] == [{"kind": "change", "old": "用 Vue", "new": "改用 React"}]
+    assert judged_supersedes(CONVERSATION, score["supersede_missed"], stored, tmp_path) == [
         ("change", None)
     ]
     assert extraction_table({"c1": score}, {"c1": "zh"})["all"]["supersede judged"] is None
     (question,) = (tmp_path / "supersede").glob("*.md")
-    assert "选了新的前端框架" in question.read_text(encoding="utf-8")
+    text = question.read_text(encoding="utf-8")
+    assert "Before: 用 Vue\nAfter: 改用 React" in text
+    assert (
+        "1. 用 Vue 写前端 (replaced by note 3)\n2. 决定改用 React (active)\n3. 选了新的前端框架 (active)"
+        in text
+    )
     question.with_suffix(".verdict.json").write_text(json.dumps({"right": True}), "utf-8")
-    verdicts = judged_supersedes(CONVERSATION, score["superseded_otherwise"], tmp_path)
+    verdicts = judged_supersedes(CONVERSATION, score["supersede_missed"], stored, tmp_path)
     assert verdicts == [("change", True)]
     score |= {"supersede_unjudged": 0, "supersede_judged": {"change": {"right": 1}}}
     table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
     assert table["supersede"] == 0.0 and table["supersede judged"] == 100.0
 
 
+def test_the_notes_show_a_change_still_ahead_and_a_due_date_in_local_time() -> None:
+    from bench.real_model import notes_at_end
+
+    react = fact("决定改用 React")
+    vue = fact(
+        "用 Vue 写前端", superseded_by=react.id, valid_until=datetime(2026, 4, 1, tzinfo=ZONE)
+    )
+    todo = fact("交方案", category="todo", valid_until=datetime(2026, 3, 21, tzinfo=ZONE))
+    done = fact("订机票", category="todo", status=Status.DONE)
+    assert notes_at_end([vue, react, todo, done], "Asia/Shanghai").splitlines() == [
+        "1. 用 Vue 写前端 (replaced by note 2 from 2026-04-01 00:00)",
+        "2. 决定改用 React (active)",
+        "3. 交方案 (active until 2026-03-21 00:00)",
+        "4. 订机票 (done)",
+    ]
+
+
 def test_a_linked_supersede_asks_no_judge() -> None:
     react = fact("决定改用 React")
     vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=react.id)
-    assert score_conversation(CONVERSATION, [vue, react])["superseded_otherwise"] == []
+    assert score_conversation(CONVERSATION, [vue, react])["supersede_missed"] == []

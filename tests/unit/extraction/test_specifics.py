@@ -57,6 +57,12 @@ def test_the_red_teams_invented_facts_are_refused_with_their_reason() -> None:
             "says much more",
         ),
         ("养了一只叫 rex 的宠物，存款 5万 转到 991 账户", "states 50000, 991"),
+        # What the exceptions below keep does not let these through: a name spelt with an
+        # accent the user never said, an acronym's words the user never said as one, a
+        # count of two that is not a pair of people.
+        ("Owns a pet named rex; pays José in Zürich", "names 'José', 'Zürich'"),
+        ("Owns a pet named rex; reports to the Internal Revenue Service", "names 'Internal'"),
+        ("养了一只叫 rex 的宠物，两年后转账", "states 2"),
     ],
 )
 def test_invented_particulars_are_refused(content: str, why: str) -> None:
@@ -112,6 +118,17 @@ def test_invented_particulars_are_refused(content: str, why: str) -> None:
         ("我最近跳槽到一家新公司了", "Recently changed jobs to a new company"),
         # a Chinese paraphrase, which shares few characters with what was said.
         ("我最近跳槽了", "最近换到了一家新公司工作"),
+        # a pair of people for "we"; a school year; a score (no day-month inside it);
+        (
+            "Ethan 拿到 offer 了，我们在考虑一起搬去西雅图",
+            "男朋友 Ethan 拿到 offer，两人在考虑搬去西雅图",
+        ),
+        ("school starts aug 11 this year", "The 2027-28 school year starts on 2027-08-11"),
+        ("got 142 out of 180 on the mock", "Scored 142/180 on a mock exam"),
+        # an accented name, a numeronym spelt out, an acronym the user said spelt out.
+        ("Termin beim Bürgeramt ist fix", "Has an appointment at the Bürgeramt"),
+        ("我主要管 K8s 集群", "负责 Kubernetes 集群"),
+        ("I applied for my WWCC", "Applied for a WWCC (Working With Children Check)"),
     ],
 )
 def test_true_facts_written_another_way_are_kept(said: str, content: str) -> None:
