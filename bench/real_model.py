@@ -179,7 +179,10 @@ Write `{id}.verdict.json` beside this file:
 
 
 def notes_at_end(facts: Sequence[Any], zone: str) -> str:
-    """The memory as a user would inspect it: every note, numbered, with its state."""
+    """The memory as a user would inspect it: every note, numbered, with its state (in
+    the order of their texts: a store lists facts of one instant in any order, and the
+    question must be the same from run to run to find its verdict)."""
+    facts = sorted(facts, key=lambda f: (f.content, f.status.value))
     number = {f.id: n for n, f in enumerate(facts, 1)}
 
     def when(at: datetime) -> str:
@@ -194,6 +197,47 @@ def notes_at_end(facts: Sequence[Any], zone: str) -> str:
         return f"active until {when(f.valid_until)}" if ends else str(f.status.value)
 
     return "\n".join(f"{number[f.id]}. {f.content} ({state(f)})" for f in facts)
+
+
+RECALL_QUESTION = """\
+# Do the notes hold this fact?
+
+An assistant keeps notes about its user, written from their conversations. Read the
+conversation, a fact the user stated, and the notes as they stand when the conversation
+ends, and say whether the notes hold that fact, in any words or language. It is held if
+a note says it (a note may say more, or two notes may say it together), also as a note
+kept as history (replaced or done) when the fact later changed or was done. It is not
+held if no note says it, or a note says something else.
+
+## The conversation
+{conversation}
+
+## The fact
+{fact}
+
+## The notes when the conversation ends
+{notes}
+
+Write `{id}.verdict.json` beside this file:
+`{{"held": true or false, "reason": "<one sentence>", "model": "<your model's name>"}}`
+"""
+
+
+def judged_missed(
+    conversation: Any, missed: Sequence[str], facts: Sequence[Any], judge: Path
+) -> list[bool | None]:
+    """Per expected fact the labels do not find, a judge's verdict: do the notes hold it
+    in other words? (None: not judged yet.)"""
+    notes = notes_at_end(facts, conversation.timezone)
+    out = []
+    for fact in missed:
+        key = hashlib.sha1(f"{fact}\n{notes}".encode()).hexdigest()
+        name = f"{conversation.id}-r{key[:10]}"
+        question = RECALL_QUESTION.format(conversation=_transcript(conversation), id=name,
+                                          fact=fact, notes=notes)  # fmt: skip
+        verdict = _verdict(judge / "recall", name, question)
+        out.append(None if verdict is None else bool(verdict["held"]))
+    return out
 
 
 def judged_supersedes(
@@ -267,6 +311,9 @@ def measure_extraction(
                     conversation, scores[run.id]["supersede_missed"], run.facts, judge
                 )
                 scores[run.id]["supersede_unjudged"] = sum(v is None for _, v in replaced)
+                held = judged_missed(conversation, scores[run.id]["missed"], run.facts, judge)
+                scores[run.id]["missed_held"] = sum(v is True for v in held)
+                scores[run.id]["missed_unjudged"] = sum(v is None for v in held)
                 scores[run.id]["supersede_judged"] = {
                     kind: {"right": sum(v is True for k, v in replaced if k == kind)}
                     for kind in ("change", "correction")

@@ -7,7 +7,7 @@ from typing import Any
 
 from bench.report import machine_note, markdown_table
 
-EXTRACTION_COLUMNS = ("conversations", "expected", "stored", "recall", "precision",
+EXTRACTION_COLUMNS = ("conversations", "expected", "stored", "recall", "recall judged", "precision",
                       "precision judged", "supersede", "supersede judged", "old retired",
                       "correction", "correction judged", "due dates", "final status", "keywords cross", "secrets")  # fmt: skip
 

@@ -8,7 +8,9 @@ model; *precision judged* counts those a judge found right, ``bench.real_model``
 holding a trap's forbidden word *breaks* that trap (``must_not_store``). A
 fact replaced in the very window it was said in (a correction on the spot) may be left
 out: found, and its supersede right, when its replacement is stored and it is not
-(:func:`overtaken_in_window`; one extraction call reads both). A change's *supersede* is
+(:func:`overtaken_in_window`; one extraction call reads both). Every expected fact the
+labels do not find is listed (``missed``) for a judge who sees the memory as it ends
+(*recall judged*, ``bench.real_model``). A change's *supersede* is
 right when the old fact is superseded by the new one; *old retired* also counts the old
 fact out of recall by another of the new facts, or done, with the new one active. Every
 change or correction the labels count as missed is listed (``supersede_missed``) for a
@@ -110,6 +112,11 @@ def score_conversation(conversation: Any, facts: Sequence[Any]) -> dict[str, Any
         if matches[replaced[old]] and not {f.id for f in matches[old]} - {f.id for f in matches[replaced[old]]}
     }  # fmt: skip
     out["found"] = sum(bool(matches[e["id"]]) or e["id"] in skipped for e in expected)
+    # Stored in other words than the labels foresaw ("Runs the Lisbon studio" for "Owns
+    # a design studio in Lisbon"): a judge who sees the memory says (*recall judged*).
+    out["missed"] = [
+        e["content"] for e in expected if not matches[e["id"]] and e["id"] not in skipped
+    ]
     out["extra"] = [f.content for f in facts if not any(found_by(e, f.content) for e in expected)]
     out["by_kind"] = {}
     for e in expected:
@@ -200,6 +207,8 @@ def extraction_table(
             "conversations": sum(1 for c in scores if name in ("all", languages[c])),
             "expected": t["expected"], "stored": t["stored"],
             "recall": _share(t["found"], t["expected"]),
+            "recall judged": None if t.get("missed_unjudged", 1)
+                             else _share(t["found"] + t["missed_held"], t["expected"]),
             "precision": _share(matched, t["stored"]),
             # Extras a judge found right count for the model; None until all are judged.
             "precision judged": None if t.get("extra_unjudged", 1)

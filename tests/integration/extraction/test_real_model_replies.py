@@ -26,18 +26,23 @@ from bench.real_model import measure_extraction
 from bench.record_extraction import RECORDED
 from bench.record_sets import HELDOUT_SETS, load_conversations
 
-# bench real_model on these recordings (extract@10, docs/benchmarks.md, 2026-12-04):
-# - the blind sets, 36 conversations: recall 98.2, supersede 89.4, old retired 91.5,
-#   corrections 92.0, due dates 96.6, keywords in the other language on 99.6 % of facts,
-#   5 of 147 traps broken, no secret;
-# - the held-out set, 30 conversations: recall 98.4, supersede 89.6, old retired 94.8,
-#   corrections 95.5, due dates 98.6, keywords on 99.8 %, 3 of 147 traps broken.
+# bench real_model on these recordings (extract@10 and the specifics rule as of
+# 2026-12-04 evening, docs/benchmarks.md), by the labels:
+# - the blind sets, 36 conversations: recall 98.6, supersede 90.4, old retired 92.6,
+#   corrections 96.0, due dates 96.6, keywords in the other language on 100 % of facts,
+#   4 of 147 traps broken, no secret;
+# - held-out set 1, 30 conversations: recall 99.2, supersede 89.6, old retired 94.8,
+#   corrections 100, due dates 98.6, keywords on 100 %, 3 of 147 traps broken;
+# - held-out set 2, 30 conversations: recall 96.9, supersede 90.9, old retired 90.9,
+#   corrections 90.5, due dates 92.8, keywords on 99.5 %, 2 of 128 traps broken.
 # The floors leave a little room for a float's last bit in a near-duplicate decision.
 FLOORS = {
-    "blind": {"replayed": 36, "recall": 97.0, "keywords cross": 99.0, "traps broken": 6,
-              "supersede": 87.0, "old retired": 89.0, "correction": 90.0, "due dates": 93.0},
-    "heldout": {"replayed": 30, "recall": 97.0, "keywords cross": 99.0, "traps broken": 4,
-                "supersede": 87.0, "old retired": 92.0, "correction": 93.0, "due dates": 97.0},
+    "blind": {"replayed": 36, "recall": 97.5, "keywords cross": 99.0, "traps broken": 5,
+              "supersede": 88.0, "old retired": 90.0, "correction": 94.0, "due dates": 95.0},
+    "heldout": {"replayed": 30, "recall": 98.0, "keywords cross": 99.0, "traps broken": 4,
+                "supersede": 87.0, "old retired": 92.0, "correction": 97.0, "due dates": 97.0},
+    "heldout2": {"replayed": 30, "recall": 96.0, "keywords cross": 99.0, "traps broken": 3,
+                 "supersede": 89.0, "old retired": 89.0, "correction": 88.0, "due dates": 91.0},
 }  # fmt: skip
 
 

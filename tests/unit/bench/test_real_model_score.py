@@ -165,7 +165,7 @@ def test_every_change_the_labels_miss_goes_to_a_judge_with_the_memory_as_it_ends
     text = question.read_text(encoding="utf-8")
     assert "Before: 用 Vue\nAfter: 改用 React" in text
     assert (
-        "1. 用 Vue 写前端 (replaced by note 3)\n2. 决定改用 React (active)\n3. 选了新的前端框架 (active)"
+        "1. 决定改用 React (active)\n2. 用 Vue 写前端 (replaced by note 3)\n3. 选了新的前端框架 (active)"
         in text
     )
     question.with_suffix(".verdict.json").write_text(json.dumps({"right": True}), "utf-8")
@@ -185,15 +185,38 @@ def test_the_notes_show_a_change_still_ahead_and_a_due_date_in_local_time() -> N
     )
     todo = fact("交方案", category="todo", valid_until=datetime(2026, 3, 21, tzinfo=ZONE))
     done = fact("订机票", category="todo", status=Status.DONE)
-    assert notes_at_end([vue, react, todo, done], "Asia/Shanghai").splitlines() == [
-        "1. 用 Vue 写前端 (replaced by note 2 from 2026-04-01 00:00)",
+    notes = notes_at_end([vue, react, todo, done], "Asia/Shanghai")
+    assert notes.splitlines() == [
+        "1. 交方案 (active until 2026-03-21 00:00)",
         "2. 决定改用 React (active)",
-        "3. 交方案 (active until 2026-03-21 00:00)",
+        "3. 用 Vue 写前端 (replaced by note 2 from 2026-04-01 00:00)",
         "4. 订机票 (done)",
     ]
+    # The store's order is no order: the same memory is the same question, and verdict.
+    assert notes_at_end([done, todo, react, vue], "Asia/Shanghai") == notes
 
 
 def test_a_linked_supersede_asks_no_judge() -> None:
     react = fact("决定改用 React")
     vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=react.id)
     assert score_conversation(CONVERSATION, [vue, react])["supersede_missed"] == []
+
+
+def test_an_expected_fact_the_labels_miss_goes_to_a_judge_with_the_memory(tmp_path: Path) -> None:
+    from bench.real_model import judged_missed
+
+    stored = [fact("在杭州做 web 开发"), fact("决定改用 React")]
+    score = score_conversation(CONVERSATION, stored)
+    assert score["missed"] == ["在杭州做前端", "用 Vue", "下周五交方案"]
+    assert judged_missed(CONVERSATION, score["missed"][:1], stored, tmp_path) == [None]
+    assert extraction_table({"c1": score}, {"c1": "zh"})["all"]["recall judged"] is None
+    (question,) = (tmp_path / "recall").glob("*.md")
+    assert "## The fact\n在杭州做前端" in question.read_text(encoding="utf-8")
+    assert "1. 决定改用 React (active)\n2. 在杭州做 web 开发 (active)" in question.read_text(
+        "utf-8"
+    )
+    question.with_suffix(".verdict.json").write_text(json.dumps({"held": True}), "utf-8")
+    assert judged_missed(CONVERSATION, score["missed"][:1], stored, tmp_path) == [True]
+    score |= {"missed_held": 1, "missed_unjudged": 0}
+    table = extraction_table({"c1": score}, {"c1": "zh"})["all"]
+    assert table["recall"] == 25.0 and table["recall judged"] == 50.0
