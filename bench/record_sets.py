@@ -32,6 +32,7 @@ BLIND_SETS = Path(__file__).resolve().parent / "data" / "blind"
 HELDOUT_SETS = {
     "heldout": BLIND_SETS.parent / "heldout",  # after extract@10
     "heldout2": BLIND_SETS.parent / "heldout2",  # after the specifics rule's false refusals
+    "heldout3": BLIND_SETS.parent / "heldout3",  # scores extract@11 (names as the user wrote them)
 }
 
 

@@ -27,4 +27,4 @@ def test_replayed_labelled_set_scores(home: Path) -> None:
     assert totals["calls"] == sum(c.recorded is not None for c in cases)  # one call per case
     for language in ("en", "zh"):
         assert report.totals(language)["recall"] >= 0.85
-    assert "prompt extract@10, model replay" in report.table()
+    assert "prompt extract@11, model replay" in report.table()

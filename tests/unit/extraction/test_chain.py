@@ -59,7 +59,7 @@ def test_the_shipped_prompt_renders_with_every_variable() -> None:
     messages = spec.render(**prepare(WINDOW, []).inputs)
     assert [role for role, _ in messages] == ["system", "human"]
     assert '"facts": [' in messages[0][1]  # literal braces survive rendering
-    assert spec.label == "extract@10"
+    assert spec.label == "extract@11"
 
 
 def test_text_replies_are_parsed_and_usage_recorded() -> None:
