@@ -129,7 +129,7 @@ def test_an_old_fact_retired_by_another_new_fact_counts_as_retired_not_as_supers
 
 
 def test_a_judge_is_asked_about_each_extra_fact_once_and_its_verdict_read(tmp_path: Path) -> None:
-    from bench.real_model import judged_extras
+    from bench.real_model_judge import judged_extras
 
     night = fact("Works night shifts")
     old = fact("用 Vue 写前端", status=Status.SUPERSEDED)
@@ -150,7 +150,7 @@ def test_a_judge_is_asked_about_each_extra_fact_once_and_its_verdict_read(tmp_pa
 def test_every_change_the_labels_miss_goes_to_a_judge_with_the_memory_as_it_ends(
     tmp_path: Path,
 ) -> None:
-    from bench.real_model import judged_supersedes
+    from bench.real_model_judge import judged_supersedes
 
     other = fact("选了新的前端框架")
     vue = fact("用 Vue 写前端", status=Status.SUPERSEDED, superseded_by=other.id)
@@ -177,7 +177,7 @@ def test_every_change_the_labels_miss_goes_to_a_judge_with_the_memory_as_it_ends
 
 
 def test_the_notes_show_a_change_still_ahead_and_a_due_date_in_local_time() -> None:
-    from bench.real_model import notes_at_end
+    from bench.real_model_judge import notes_at_end
 
     react = fact("决定改用 React")
     vue = fact(
@@ -203,7 +203,7 @@ def test_a_linked_supersede_asks_no_judge() -> None:
 
 
 def test_an_expected_fact_the_labels_miss_goes_to_a_judge_with_the_memory(tmp_path: Path) -> None:
-    from bench.real_model import judged_missed
+    from bench.real_model_judge import judged_missed
 
     stored = [fact("在杭州做 web 开发"), fact("决定改用 React")]
     score = score_conversation(CONVERSATION, stored)
