@@ -14,7 +14,9 @@ shown, which the user said before):
 - URLs and e-mail addresses;
 - proper names and acronyms (capitalised words, except a sentence's first word, days
   and months): case aside; an acronym also as the initials of words said ("PM" for
-  "product manager"), a compound name also as its capitals ("TS" for "TypeScript");
+  "product manager"), a compound name also as its capitals ("TS" for "TypeScript"),
+  a name also as its numeronym ("Kubernetes" for "K8s"), and the words of an acronym
+  said spelt out ("Working With Children Check" for "WWCC");
 - code identifiers (``snake_case``, ``dotted.names``, ``call()``; ``camelCase`` is
   checked as a name).
 
