@@ -64,8 +64,8 @@ def start(code: str, *args: str) -> subprocess.Popen[str]:
     line = process.stdout.readline()  # type: ignore[union-attr]
     if line.strip() != "ready":
         process.kill()
-        process.communicate(timeout=30)
-        raise AssertionError(f"helper did not start: {line!r} {process.stderr.read()}")  # type: ignore[union-attr]
+        _, err = process.communicate(timeout=30)  # closes the pipes: what it said is here
+        raise AssertionError(f"helper did not start: {line!r} {err}")
     return process
 
 

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from recallmem.errors import BrokenIndexError
+from recallmem.store.chroma.failures import broken_index_message
 from recallmem.store.chroma.workarounds.dropped_index import drop_collection
 from recallmem.store.chroma.workarounds.saved_index import USER_HNSW
 
@@ -67,13 +69,16 @@ class Collections:
             metadata={**metadata, "layout": LAYOUT_VERSION},
             configuration={"hnsw": DIRECTORY_HNSW},
         )  # fmt: skip
+        # Collections whose vector index a crash cut short (workarounds/cut_index.py):
+        # never handed to Chroma to load, until maintenance drops and rebuilds them.
+        self.cut: set[str] = set()
         self._handles: OrderedDict[str, Any] = OrderedDict()
         self._ahead: dict[str, str] = {}  # fact id -> user: listed ahead, not yet written
         self._guard = threading.Lock()  # the service reads from several threads
 
     def writable(self, user_id: str) -> Any:
         """The user's collection, created if it does not exist."""
-        name = user_collection(self.prefix, user_id)
+        name = self._readable(user_id)
         return self._cached(name) or self._keep(name, self.client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": USER_HNSW}
         ))  # fmt: skip
@@ -82,7 +87,7 @@ class Collections:
         """The user's collection; None if the user never wrote (nothing is created)."""
         from chromadb.errors import NotFoundError
 
-        name = user_collection(self.prefix, user_id)
+        name = self._readable(user_id)
         handle = self._cached(name)
         if handle is not None:
             return handle
@@ -97,6 +102,16 @@ class Collections:
         with self._guard:
             self._handles.pop(name, None)
         drop_collection(self.client, self.path, name)
+        self.cut.discard(name)
+
+    def _readable(self, user_id: str) -> str:
+        """The name of the user's collection; raises BrokenIndexError if its index was
+        cut short, which Chroma must not load."""
+        name = user_collection(self.prefix, user_id)
+        if name in self.cut:
+            action = f"open the collection of user {user_id!r}"
+            raise BrokenIndexError(broken_index_message(name, str(self.path), action), name)
+        return name
 
     def _cached(self, name: str) -> Any | None:
         with self._guard:

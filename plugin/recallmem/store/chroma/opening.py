@@ -20,6 +20,7 @@ from recallmem.store.chroma.client import open_client
 from recallmem.store.chroma.failures import store_errors
 from recallmem.store.chroma.home_lock import acquire
 from recallmem.store.chroma.migration import Progress, migrate, pending_migration
+from recallmem.store.chroma.workarounds.cut_index import cut_collections
 from recallmem.store.chroma.workarounds.heap_perturb import wipe_heap_blocks
 from recallmem.store.chroma.workarounds.rebuild import repair_shared_collections
 from recallmem.store.chroma.workarounds.scrub import scrub_chroma
@@ -47,13 +48,15 @@ def open_store(
     lock = None if config.chroma_url else acquire(config.home)
     try:
         unapplied = 0
+        cut: set[str] = set()
         if lock is not None:
             wipe_heap_blocks()  # the in-process vector index persists unused heap bytes
             unapplied = report_unapplied(config.chroma_path)
+            cut = cut_collections(config.chroma_path)  # before Chroma loads any index
         client = open_client(config)
         if lock is not None:  # after the client: Chroma has created its tables by then
             add_lookup_indexes(config.chroma_path)
-            repair_shared_collections(client, config)
+            repair_shared_collections(client, config, cut)
             complete_owed_scrub(config.home, lambda: _scrub_home(config))
         allowed = lock is not None if migrate_now is None else migrate_now
         with store_errors("look for a store of the older layout", str(config.chroma_url)):
@@ -62,6 +65,7 @@ def open_store(
             client, config.collection, embedder, dimension,
             path=None if config.chroma_url else config.chroma_path, lock=lock,
         )  # fmt: skip
+        store.collections.cut |= cut
         if old is not None:
             with store._errors("migrate the store to a collection per user"):
                 store.migrated = migrate(store.collections, progress)

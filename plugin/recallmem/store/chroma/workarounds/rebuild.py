@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +36,31 @@ _PAGE = 1000
 _VECTOR = [1.0]  # what the shared collections' records carry (looked up by id only)
 
 
-def repair_shared_collections(client: Any, config: MemoryConfig) -> list[str]:
+def repair_shared_collections(
+    client: Any, config: MemoryConfig, cut: Collection[str] = ()
+) -> list[str]:
     """Check and, if a crash left one unreadable, rebuild the embedded store's id
-    directory and scopes collection; returns the names rebuilt."""
+    directory and scopes collection; returns the names rebuilt. Those named in ``cut``
+    (their index cut short: cut_index.py) are rebuilt without letting Chroma load them."""
     configurations = {
         config.collection + DIRECTORY_SUFFIX: DIRECTORY_HNSW,
         config.collection + SCOPES_SUFFIX: None,
     }
     journals = config.home / JOURNAL_DIR
     with store_errors("rebuild a collection a crash left unreadable", str(journals)):
-        return repair_shared(client, config.chroma_path, journals, configurations)
+        return repair_shared(client, config.chroma_path, journals, configurations, cut)
 
 
 def repair_shared(
-    client: Any, chroma_path: Path, journals: Path, configurations: Mapping[str, Any]
-) -> list[str]:
+    client: Any, chroma_path: Path, journals: Path, configurations: Mapping[str, Any],
+    cut: Collection[str] = (),
+) -> list[str]:  # fmt: skip
     """Finish the rebuilds a crash interrupted, then rebuild each collection named in
     ``configurations`` (name -> its Chroma configuration) that Chroma cannot read;
     returns the names rebuilt."""
     done = [_finish(client, path) for path in sorted(journals.glob("*.json"))]
     for name, configuration in configurations.items():
-        if name not in done and _broken(client, name):
+        if name not in done and (name in cut or _broken(client, name)):
             log.warning("recallmem: rebuilding collection %s from its records: a crash left "
                         "its vector index inconsistent with them", name)  # fmt: skip
             _journal(client, chroma_path, journals, name, configuration)
