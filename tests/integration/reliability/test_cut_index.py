@@ -89,3 +89,28 @@ def test_the_id_directory_cut_short_is_rebuilt_at_open(tmp_path: Path) -> None:
     assert cut_collections(home / "chroma") == {directory}  # rebuilt without a load
     said = _open_capped(home)
     assert said["before"] == FACTS and said["found"] == ["Fact 7 of ada"]
+
+
+CAPPED_REEMBED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from recallmem import MemoryConfig
+from recallmem.errors import BrokenIndexError
+from recallmem.store.chroma.reembedding import reembed_store
+from recallmem.testing import HashingEmbeddings
+try:
+    reembed_store(MemoryConfig(home=sys.argv[1]), HashingEmbeddings(128, model_name="v2"))
+except BrokenIndexError as exc:
+    print(exc)
+"""
+
+
+def test_re_embedding_stops_at_an_index_cut_short_and_says_to_run_maintenance(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "mem"
+    _home_with_facts(home)
+    _cut(home, user_collection(MemoryConfig().collection, "ada"))
+    done = python(CAPPED_REEMBED, str(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("could not re-embed collection") and "maintain" in done.stdout
