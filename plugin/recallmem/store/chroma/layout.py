@@ -78,7 +78,7 @@ class Collections:
 
     def writable(self, user_id: str) -> Any:
         """The user's collection, created if it does not exist."""
-        name = self._readable(user_id)
+        name = self._loadable(user_id)
         return self._cached(name) or self._keep(name, self.client.get_or_create_collection(
             name, embedding_function=None, configuration={"hnsw": USER_HNSW}
         ))  # fmt: skip
@@ -87,7 +87,7 @@ class Collections:
         """The user's collection; None if the user never wrote (nothing is created)."""
         from chromadb.errors import NotFoundError
 
-        name = self._readable(user_id)
+        name = self._loadable(user_id)
         handle = self._cached(name)
         if handle is not None:
             return handle
@@ -104,7 +104,7 @@ class Collections:
         drop_collection(self.client, self.path, name)
         self.cut.discard(name)
 
-    def _readable(self, user_id: str) -> str:
+    def _loadable(self, user_id: str) -> str:
         """The name of the user's collection; raises BrokenIndexError if its index was
         cut short, which Chroma must not load."""
         name = user_collection(self.prefix, user_id)
