@@ -104,13 +104,16 @@ class Collections:
         drop_collection(self.client, self.path, name)
         self.cut.discard(name)
 
-    def _loadable(self, user_id: str) -> str:
-        """The name of the user's collection; raises BrokenIndexError if its index was
-        cut short, which Chroma must not load."""
-        name = user_collection(self.prefix, user_id)
+    def refuse_cut(self, name: str, action: str) -> None:
+        """Raise BrokenIndexError (saying what could not be done: ``action``) if collection
+        ``name``'s index was cut short, which Chroma must not load."""
         if name in self.cut:
-            action = f"open the collection of user {user_id!r}"
             raise BrokenIndexError(broken_index_message(name, str(self.path), action), name)
+
+    def _loadable(self, user_id: str) -> str:
+        """The name of the user's collection, once :meth:`refuse_cut` lets it through."""
+        name = user_collection(self.prefix, user_id)
+        self.refuse_cut(name, f"open the collection of user {user_id!r}")
         return name
 
     def _cached(self, name: str) -> Any | None:

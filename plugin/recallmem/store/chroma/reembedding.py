@@ -44,9 +44,9 @@ from recallmem.config import MemoryConfig
 from recallmem.durability.intents import IntentLog
 from recallmem.durability.whole_files import write_durably
 from recallmem.embedders import embed_matrix, embedder_name, load_embedder
-from recallmem.errors import BrokenIndexError, StoreError
+from recallmem.errors import StoreError
 from recallmem.store.chroma.adapter import ChromaFactStore
-from recallmem.store.chroma.failures import broken_index_message, store_errors
+from recallmem.store.chroma.failures import store_errors
 from recallmem.store.chroma.layout import REEMBEDDING_KEY
 from recallmem.store.chroma.opening import open_store
 from recallmem.store.chroma.workarounds.dropped_index import drop_collection
@@ -147,9 +147,7 @@ class _Reembedding:
             self._finish(journal)
         finished = 0  # facts of collections a run before this one finished
         for name in names:
-            if name in self.store.collections.cut:  # Chroma must not load it (cut_index.py)
-                action = f"re-embed collection {name}"
-                raise BrokenIndexError(broken_index_message(name, self.store.where, action), name)
+            self.store.collections.refuse_cut(name, f"re-embed collection {name}")
             with self._chroma("read a user collection's settings"):
                 handle = self.client.get_collection(name, embedding_function=None)
             if not _is(handle.metadata or {}, done, absent_dim_ok=False):
