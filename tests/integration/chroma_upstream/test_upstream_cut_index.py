@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from recallmem.store.chroma.workarounds.cut_index import is_cut
-from upstream import plain_client, run_python
+from upstream import plain_client, run_python, saved_canary
 
 CAPPED_LOAD = """
 import resource, sys
@@ -32,12 +32,7 @@ except Exception as exc:
 
 def test_an_index_cut_short_by_a_kill_cannot_be_loaded_within_3_gb(tmp_path: Path) -> None:
     with plain_client(tmp_path) as client:
-        hnsw = {"sync_threshold": 10, "batch_size": 10}
-        records = client.create_collection("canary", embedding_function=None,
-                                           configuration={"hnsw": hnsw})  # fmt: skip
-        records.add(
-            ids=[f"r{n}" for n in range(40)], embeddings=[[float(n), 1.0] for n in range(40)]
-        )
+        saved_canary(client, 40)
     (links,) = tmp_path.glob("*/link_lists.bin")
     assert not is_cut(links.parent)
     links.write_bytes(links.read_bytes()[: links.stat().st_size // 2])  # as the kill left it

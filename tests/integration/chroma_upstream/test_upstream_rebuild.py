@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 from recallmem.store.chroma.failures import is_broken_index
-from upstream import plain_client
+from upstream import plain_client, saved_canary
 
 
 def test_an_id_map_cut_short_breaks_every_read_with_known_words(tmp_path: Path) -> None:
     with plain_client(tmp_path) as client:
-        hnsw = {"sync_threshold": 10, "batch_size": 10}
-        records = client.create_collection("canary", embedding_function=None,
-                                           configuration={"hnsw": hnsw})  # fmt: skip
-        records.add(
-            ids=[f"r{n}" for n in range(12)], embeddings=[[float(n), 1.0] for n in range(12)]
-        )
+        saved_canary(client, 12)
     (id_map,) = tmp_path.glob("*/index_metadata.pickle")
     id_map.write_bytes(b"")
     with plain_client(tmp_path) as client, pytest.raises(Exception) as failure:

@@ -17,7 +17,7 @@ from recallmem.store.chroma.workarounds.segments import (
     read_collection,
     vector_index_dir,
 )
-from upstream import plain_client
+from upstream import plain_client, saved_canary
 
 
 def test_the_records_are_where_the_rebuild_reads_them(tmp_path: Path) -> None:
@@ -40,12 +40,7 @@ def test_the_records_are_where_the_rebuild_reads_them(tmp_path: Path) -> None:
 def test_a_dropped_collection_leaves_its_index_files_on_disk(tmp_path: Path) -> None:
     # store/chroma/workarounds/dropped_index.py removes them after delete_collection
     with plain_client(tmp_path) as client:
-        hnsw = {"sync_threshold": 10, "batch_size": 10}
-        records = client.create_collection("canary", embedding_function=None,
-                                           configuration={"hnsw": hnsw})  # fmt: skip
-        records.add(
-            ids=[f"r{n}" for n in range(12)], embeddings=[[float(n), 1.0] for n in range(12)]
-        )
+        saved_canary(client, 12)
         index = vector_index_dir(tmp_path, "canary")
         assert index is not None and (index / "data_level0.bin").is_file()
         client.delete_collection("canary")

@@ -31,6 +31,17 @@ def plain_client(path: Path) -> Iterator[Any]:
         SharedSystemClient.clear_system_cache()  # the next client of ``path`` starts afresh
 
 
+def saved_canary(client: Any, records: int) -> Any:
+    """Collection "canary", its vector index saved every ten records (as recallmem's
+    user collections are), holding ``records`` two-dimensional records."""
+    hnsw = {"sync_threshold": 10, "batch_size": 10}
+    canary = client.create_collection("canary", embedding_function=None,
+                                      configuration={"hnsw": hnsw})  # fmt: skip
+    canary.add(ids=[f"r{n}" for n in range(records)],
+               embeddings=[[float(n), 1.0] for n in range(records)])  # fmt: skip
+    return canary
+
+
 def run_python(code: str, *args: str) -> str:
     """Run ``code`` in a child Python (a process-wide setting must not leak into this
     one); what it printed."""
